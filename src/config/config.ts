@@ -1,0 +1,136 @@
+/**
+ * The service's configuration: every environment variable of the API contract, read and
+ * validated once at start. A bad value throws a ConfigError whose message is one line naming
+ * the variable, so `npm start` can print it and stop.
+ */
+import os from 'node:os';
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** PostgreSQL URL; undefined selects the embedded PGlite database in `dataDir`. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  dbPoolSize: number;
+  dbConnectTimeoutSeconds: number;
+  dbStatementTimeoutMs: number;
+  redisUrl: string | undefined;
+  trustProxyHops: number;
+  /** Owner checks per client IP per `rateWindowSeconds`. */
+  ownerCheckLimit: number;
+  /** Profile lookups per client IP per `rateWindowSeconds`; 0 switches the limit off. */
+  profileLimit: number;
+  rateWindowSeconds: number;
+  cacheMaxAgeSeconds: number;
+  logLevel: LogLevel;
+  workers: number;
+  /** Production hides GraphQL field suggestions and error details. */
+  production: boolean;
+  shutdownTimeoutMs: number;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${value}"`);
+  }
+  const parsed = Number(value);
+  if (parsed < min || parsed > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${value}"`);
+  }
+  return parsed;
+}
+
+function databaseUrl(env: Env): string | undefined {
+  const value = raw(env, 'DATABASE_URL');
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('DATABASE_URL', 'is not a URL (expected postgres://user@host:port/database)');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError('DATABASE_URL', `must start with postgres:// or postgresql://, got "${url.protocol}//"`);
+  }
+  return value;
+}
+
+function redisUrl(env: Env): string | undefined {
+  const value = raw(env, 'REDIS_URL');
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('REDIS_URL', 'is not a URL (expected redis://host:port)');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError('REDIS_URL', `must start with redis:// or rediss://, got "${url.protocol}//"`);
+  }
+  return value;
+}
+
+function logLevel(env: Env): LogLevel {
+  const value = raw(env, 'LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+  }
+  return value as LogLevel;
+}
+
+function workers(env: Env): number {
+  const value = raw(env, 'WORKERS');
+  if (value === 'auto') return os.availableParallelism();
+  return integer(env, 'WORKERS', 1, 1, 256);
+}
+
+function host(env: Env): string {
+  const value = raw(env, 'HOST') ?? '127.0.0.1';
+  if (/[\s/]/.test(value)) throw new ConfigError('HOST', `must be a host name or IP address, got "${value}"`);
+  return value;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  return {
+    port: integer(env, 'PORT', 4000, 0, 65535),
+    host: host(env),
+    databaseUrl: databaseUrl(env),
+    dataDir: path.resolve(raw(env, 'DATA_DIR') ?? './.data'),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
+    dbConnectTimeoutSeconds: integer(env, 'DB_CONNECT_TIMEOUT', 5, 1, 600),
+    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
+    redisUrl: redisUrl(env),
+    trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 32),
+    ownerCheckLimit: integer(env, 'OWNER_CHECK_LIMIT', 10, 1, 1_000_000),
+    profileLimit: integer(env, 'PROFILE_LIMIT', 600, 0, 100_000_000),
+    rateWindowSeconds: 60,
+    cacheMaxAgeSeconds: integer(env, 'CACHE_MAX_AGE', 60, 0, 31_536_000),
+    logLevel: logLevel(env),
+    workers: workers(env),
+    production: raw(env, 'NODE_ENV') !== 'development' && raw(env, 'NODE_ENV') !== 'test',
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * The one database module. With a PostgreSQL URL it connects through postgres.js; without one it
+ * opens the embedded PGlite database in a folder. Both sit behind the same Drizzle schema and
+ * migrations, so the rest of the code only sees `Database`.
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import type { Logger as DrizzleLogger } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
+import postgres from 'postgres';
+import * as schema from './schema.js';
+
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface DatabaseOptions {
+  /** PostgreSQL URL; undefined opens PGlite in `dataDir`. */
+  url: string | undefined;
+  /** Folder of the embedded database; `memory://` keeps it in memory (tests). */
+  dataDir: string;
+  poolSize?: number;
+  connectTimeoutSeconds?: number;
+  statementTimeoutMs?: number;
+  /** Sees every SQL statement; tests use it to count round trips. */
+  logger?: DrizzleLogger;
+}
+
+export interface DatabaseHandle {
+  db: Database;
+  kind: 'postgres' | 'pglite';
+  /** Applies the committed migrations under drizzle/ (idempotent, safe from several processes). */
+  migrate(): Promise<void>;
+  /** Cheap reachability probe for readiness checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
+
+/** Arbitrary constant: the advisory lock that serialises migrations across processes. */
+const MIGRATION_LOCK_ID = 7_240_431;
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  return options.url === undefined ? openPglite(options) : openPostgres(options.url, options);
+}
+
+function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
+  const statementTimeout = options.statementTimeoutMs ?? 5000;
+  const client = postgres(url, {
+    max: options.poolSize ?? 10,
+    connect_timeout: options.connectTimeoutSeconds ?? 5,
+    idle_timeout: 60,
+    onnotice: () => {},
+    connection: {
+      statement_timeout: statementTimeout,
+      application_name: 'name-profile-service',
+    },
+  });
+  const db = drizzlePostgres(client, { schema, logger: options.logger ?? false });
+  return {
+    db,
+    kind: 'postgres',
+    async migrate() {
+      const lock = await client.reserve();
+      try {
+        await lock`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
+        await migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      } finally {
+        await lock`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`.catch(() => {});
+        lock.release();
+      }
+    },
+    async ping() {
+      await client`select 1`;
+    },
+    async close() {
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
+  const client = await PGlite.create(options.dataDir);
+  const db = drizzlePglite(client, { schema, logger: options.logger ?? false });
+  return {
+    db,
+    kind: 'pglite',
+    async migrate() {
+      await migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER });
+    },
+    async ping() {
+      await client.query('select 1');
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}

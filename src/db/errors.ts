@@ -1,0 +1,61 @@
+/**
+ * Telling "the database cannot answer now" (503, retry later) apart from every other failure
+ * (500). Drivers and Drizzle wrap errors, so the whole `cause` chain is inspected.
+ */
+
+/** postgres.js error codes for a connection that could not be made or was lost. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+]);
+
+/** SQLSTATE classes and codes meaning the server is unavailable, shutting down or too slow. */
+function isUnavailableSqlState(code: string): boolean {
+  return (
+    code.startsWith('08') || // connection exception
+    code.startsWith('53') || // insufficient resources (too many connections, ...)
+    code === '57014' || // query_canceled: statement timeout
+    code === '57P01' || // admin_shutdown
+    code === '57P02' || // crash_shutdown
+    code === '57P03' // cannot_connect_now (starting up)
+  );
+}
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
+  const code = (error as { code: unknown }).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth += 1) {
+    const code = codeOf(current);
+    if (code !== undefined && (CONNECTION_CODES.has(code) || isUnavailableSqlState(code))) return true;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return false;
+}
+
+/**
+ * A short description of a database error for logs: the driver's code and message only. The
+ * Drizzle wrapper's own message holds the SQL and its parameters, which may carry private
+ * e-mails, so it is never logged.
+ */
+export function describeDatabaseError(error: unknown): string {
+  let current: unknown = error;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  const code = codeOf(current);
+  const message = current instanceof Error ? current.message : String(current);
+  return code === undefined ? message : `${code}: ${message}`;
+}

@@ -1,0 +1,82 @@
+/**
+ * The read queries of the API. Each takes a batch of keys, so DataLoader can turn the lookups of
+ * one request into one statement per table. None of them selects a private e-mail.
+ */
+import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
+import type { Database } from './database.js';
+import { namespaces, profiles, records, type RecordValue } from './schema.js';
+
+/** The public columns of a profile. */
+export interface PublicProfile {
+  id: number;
+  name: string;
+  localPart: string;
+  namespace: string;
+  description: string;
+  image: string;
+  level: number;
+  contentHash: string;
+  updatedAt: Date;
+}
+
+export interface ProfileRecord {
+  profileId: number;
+  key: number;
+  type: string;
+  value: RecordValue;
+}
+
+const publicProfileColumns = {
+  id: profiles.id,
+  name: profiles.name,
+  localPart: profiles.localPart,
+  namespace: profiles.namespace,
+  description: profiles.description,
+  image: profiles.image,
+  level: profiles.level,
+  contentHash: profiles.contentHash,
+  updatedAt: profiles.updatedAt,
+};
+
+/** Profiles by canonical name ID; names that do not exist are simply absent from the result. */
+export async function findProfilesByNames(db: Database, names: readonly string[]): Promise<PublicProfile[]> {
+  if (names.length === 0) return [];
+  return db.select(publicProfileColumns).from(profiles).where(inArray(profiles.name, [...names]));
+}
+
+/** Records of the given profiles, in ascending key order within each profile. */
+export async function findRecordsByProfileIds(db: Database, ids: readonly number[]): Promise<ProfileRecord[]> {
+  if (ids.length === 0) return [];
+  return db
+    .select({ profileId: records.profileId, key: records.key, type: records.type, value: records.value })
+    .from(records)
+    .where(inArray(records.profileId, [...ids]))
+    .orderBy(asc(records.profileId), asc(records.key));
+}
+
+/** Which of the given canonical namespaces exist (public: only the names). */
+export async function findNamespaces(db: Database, names: readonly string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const rows = await db.select({ name: namespaces.name }).from(namespaces).where(inArray(namespaces.name, [...names]));
+  return rows.map((row) => row.name);
+}
+
+/**
+ * Whether `emailKey` (lower case) owns the namespace of `name` or created `name`. The private
+ * e-mails are compared inside the database and never leave it; a name that does not exist
+ * answers false.
+ */
+export async function isOwnerOrCreator(db: Database, name: string, emailKey: string): Promise<boolean> {
+  const rows = await db
+    .select({ one: sql<number>`1` })
+    .from(profiles)
+    .innerJoin(namespaces, eq(namespaces.name, profiles.namespace))
+    .where(
+      and(
+        eq(profiles.name, name),
+        or(eq(sql`lower(${profiles.creatorEmail})`, emailKey), eq(sql`lower(${namespaces.ownerEmail})`, emailKey)),
+      ),
+    )
+    .limit(1);
+  return rows.length > 0;
+}

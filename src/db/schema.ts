@@ -1,0 +1,84 @@
+/**
+ * The Drizzle schema: the single source of truth for the tables. `npm run db:generate` turns a
+ * change here into a migration under drizzle/, which the server applies at start.
+ *
+ * Private data: `namespaces.owner_email` and `profiles.creator_email` are never selected by the
+ * read paths of the API, only compared inside the owner-check query.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  json,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
+
+/** A top-level name (the part after `@`) and the private e-mail of its owner. */
+export const namespaces = pgTable('namespaces', {
+  /** Canonical top-level name (NFC, lower case). */
+  name: text('name').primaryKey(),
+  ownerEmail: text('owner_email').notNull(),
+});
+
+export const profiles = pgTable(
+  'profiles',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    /** Canonical name ID (NFC, lower case). */
+    name: text('name').notNull().unique('profiles_name_unique'),
+    localPart: text('local_part').notNull(),
+    namespace: text('namespace')
+      .notNull()
+      .references(() => namespaces.name, { onDelete: 'cascade', onUpdate: 'cascade' }),
+    description: text('description').notNull().default(''),
+    image: text('image').notNull().default(''),
+    level: integer('level').notNull().default(0),
+    creatorEmail: text('creator_email').notNull(),
+    /**
+     * Hash of the public content (name, description, image, level, records). It changes exactly
+     * when the public profile changes, so it serves as the strong ETag; it holds no private data.
+     */
+    contentHash: text('content_hash').notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    index('profiles_namespace_idx').on(t.namespace),
+    check('profiles_level_non_negative', sql`${t.level} >= 0`),
+    check('profiles_name_parts', sql`${t.name} = ${t.localPart} || '@' || ${t.namespace}`),
+  ],
+);
+
+/** User-defined records of a profile, keyed by a numeric key unique within the profile. */
+export const records = pgTable(
+  'records',
+  {
+    profileId: bigint('profile_id', { mode: 'number' })
+      .notNull()
+      .references(() => profiles.id, { onDelete: 'cascade' }),
+    key: integer('key').notNull(),
+    type: text('type').notNull(),
+    /**
+     * `json`, not `jsonb`: jsonb re-orders object keys, and the API answers map entries in the
+     * order the operator gave them.
+     */
+    value: json('value').$type<RecordValue>().notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.profileId, t.key], name: 'records_pkey' }),
+    check('records_key_non_negative', sql`${t.key} >= 0`),
+    check('records_type_not_empty', sql`length(${t.type}) > 0`),
+    check('records_value_shape', sql`json_typeof(${t.value}) in ('string', 'object')`),
+  ],
+);
+
+/** A record value: a string, or an object of string to string (social, link, crypto, ...). */
+export type RecordValue = string | Record<string, string>;
+
+export type NamespaceRow = typeof namespaces.$inferSelect;
+export type ProfileRow = typeof profiles.$inferSelect;
+export type RecordRow = typeof records.$inferSelect;

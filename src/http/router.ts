@@ -1,0 +1,19 @@
+/**
+ * The HTTP routing table of the process. Each concern (GraphQL, REST, operations) registers its
+ * own routes; anything unmatched is a JSON 404.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Router from 'find-my-way';
+import { sendError } from './respond.js';
+
+export type AppRouter = Router.Instance<Router.HTTPVersion.V1>;
+
+export function createRouter(): AppRouter {
+  return Router({
+    ignoreTrailingSlash: false,
+    // Long enough for any percent-encoded name ID (127 code points of up to 4 bytes, encoded).
+    maxParamLength: 2048,
+    defaultRoute: (req: IncomingMessage, res: ServerResponse) => sendError(req, res, 404, 'Not found'),
+    onBadUrl: (_path: string, req: IncomingMessage, res: ServerResponse) => sendError(req, res, 404, 'Not found'),
+  });
+}

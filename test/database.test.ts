@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import type { DatabaseHandle } from '../src/db/database.js';
+import { isOwnerOrCreator, findProfilesByNames, findRecordsByProfileIds } from '../src/db/queries.js';
+import { namespaces, profiles, records } from '../src/db/schema.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+
+describe.each(databaseKinds())('database on %s', (kind) => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open();
+  });
+  afterAll(async () => {
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  it('applies migrations idempotently', async () => {
+    await handle.migrate();
+    const rows = await handle.db.execute(sql`select count(*)::int as n from profiles`);
+    expect(rows).toBeDefined();
+  });
+
+  it('enforces level >= 0, numeric keys and cascades', async () => {
+    const { db } = handle;
+    await db.insert(namespaces).values({ name: 'cascade', ownerEmail: 'Owner@Example.com' });
+    const [row] = await db
+      .insert(profiles)
+      .values({ name: 'a@cascade', localPart: 'a', namespace: 'cascade', creatorEmail: 'maker@example.com', contentHash: 'x' })
+      .returning({ id: profiles.id });
+    await db.insert(records).values({ profileId: row!.id, key: 3, type: 'name', value: 'A' });
+    await expect(
+      db.insert(profiles).values({ name: 'b@cascade', localPart: 'b', namespace: 'cascade', level: -1, creatorEmail: 'x@example.com', contentHash: 'x' }),
+    ).rejects.toThrow();
+    await expect(db.insert(records).values({ profileId: row!.id, key: -1, type: 'name', value: 'A' })).rejects.toThrow();
+    await expect(db.insert(records).values({ profileId: row!.id, key: 4, type: 'name', value: 5 as unknown as string })).rejects.toThrow();
+
+    expect(await findProfilesByNames(db, ['a@cascade', 'missing@cascade'])).toHaveLength(1);
+    expect(await findRecordsByProfileIds(db, [row!.id])).toEqual([{ profileId: row!.id, key: 3, type: 'name', value: 'A' }]);
+    expect(await isOwnerOrCreator(db, 'a@cascade', 'owner@example.com')).toBe(true);
+    expect(await isOwnerOrCreator(db, 'a@cascade', 'maker@example.com')).toBe(true);
+    expect(await isOwnerOrCreator(db, 'a@cascade', 'nobody@example.com')).toBe(false);
+    expect(await isOwnerOrCreator(db, 'missing@cascade', 'owner@example.com')).toBe(false);
+
+    await db.delete(namespaces).where(sql`${namespaces.name} = 'cascade'`);
+    expect(await findProfilesByNames(db, ['a@cascade'])).toHaveLength(0);
+    expect(await findRecordsByProfileIds(db, [row!.id])).toHaveLength(0);
+  });
+
+  it('keeps the key order of map values as written', async () => {
+    const { db } = handle;
+    await db.insert(namespaces).values({ name: 'order', ownerEmail: 'o@example.com' });
+    const [row] = await db
+      .insert(profiles)
+      .values({ name: 'o@order', localPart: 'o', namespace: 'order', creatorEmail: 'm@example.com', contentHash: 'x' })
+      .returning({ id: profiles.id });
+    const social = { twitter: 'demo', discord: 'demo#0001', instagram: 'demo.pics' };
+    await db.insert(records).values({ profileId: row!.id, key: 6, type: 'social', value: social });
+    const [stored] = await findRecordsByProfileIds(db, [row!.id]);
+    expect(Object.keys(stored!.value as object)).toEqual(['twitter', 'discord', 'instagram']);
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * Test databases. Every data-layer suite runs on PGlite and, when TEST_DATABASE_URL names a
+ * PostgreSQL server, also on a database of its own there that the suite creates and drops.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { openDatabase, type DatabaseHandle, type DatabaseOptions } from '../../src/db/database.js';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+/** The kinds of database this test run covers: PGlite always, PostgreSQL when configured. */
+export function databaseKinds(): DatabaseKind[] {
+  return process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+}
+
+export interface TestDatabase {
+  kind: DatabaseKind;
+  /** How to reach it: a PostgreSQL URL, or undefined with `dataDir` for PGlite. */
+  url: string | undefined;
+  dataDir: string;
+  /** Environment variables that point a child process (server, CLI) at this database. */
+  env: Record<string, string>;
+  /** Opens a handle (migrated); PGlite allows one open handle at a time per folder. */
+  open(options?: Pick<DatabaseOptions, 'logger'>): Promise<DatabaseHandle>;
+  /** Removes the database and its files. */
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
+  return kind === 'pglite' ? createPgliteDatabase() : createPostgresDatabase();
+}
+
+function createPgliteDatabase(): TestDatabase {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nps-pglite-'));
+  return {
+    kind: 'pglite',
+    url: undefined,
+    dataDir,
+    env: { DATA_DIR: dataDir },
+    async open(options = {}) {
+      const handle = await openDatabase({ url: undefined, dataDir, ...options });
+      await handle.migrate();
+      return handle;
+    },
+    async drop() {
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function createPostgresDatabase(): Promise<TestDatabase> {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) throw new Error('TEST_DATABASE_URL is not set');
+  const name = `nps_test_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  return {
+    kind: 'postgres',
+    url: databaseUrl,
+    dataDir: '',
+    env: { DATABASE_URL: databaseUrl },
+    async open(options = {}) {
+      const handle = await openDatabase({ url: databaseUrl, dataDir: '', poolSize: 5, ...options });
+      await handle.migrate();
+      return handle;
+    },
+    async drop() {
+      const dropper = postgres(serverUrl, { max: 1, onnotice: () => {} });
+      await dropper.unsafe(`drop database if exists "${name}" with (force)`);
+      await dropper.end();
+    },
+  };
+}
