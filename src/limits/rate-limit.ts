@@ -1,0 +1,32 @@
+/**
+ * The rate-limit vocabulary the rest of the service uses. The GraphQL resolvers consume budget
+ * through `RateLimiter`; how and where the counters live (memory, Redis) is the limits module's
+ * business.
+ */
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** Budget per window. */
+  limit: number;
+  /** What is left of the budget in the current window after this request. */
+  remaining: number;
+  /** Seconds until the window resets (at least 1). */
+  resetSeconds: number;
+}
+
+export interface RateLimiter {
+  readonly limit: number;
+  /** Takes `points` (default 1) from `key`'s budget. Never rejects: a store failure is handled inside. */
+  consume(key: string, points?: number): Promise<RateLimitDecision>;
+}
+
+export interface RateLimits {
+  /** Owner checks per client IP, shared by REST and GraphQL. */
+  ownerCheck: RateLimiter;
+  /** Profile lookups per client IP; null when switched off (`PROFILE_LIMIT=0`). */
+  profile: RateLimiter | null;
+  close(): Promise<void>;
+}
+
+export const tooManyRequestsMessage = (retryAfterSeconds: number): string =>
+  `Too many requests, retry in ${retryAfterSeconds} seconds`;
