@@ -1,10 +1,14 @@
 /**
  * `npm start`: reads the configuration, opens and migrates the database, and serves HTTP until
- * SIGTERM or SIGINT.
+ * SIGTERM or SIGINT, then drains and exits 0. With WORKERS > 1 this process is the cluster
+ * primary (src/ops/cluster-primary.ts) and each worker runs the same code below it.
  */
+import cluster from 'node:cluster';
 import { createApp } from './app.js';
+import { seedIfEmpty } from './data/seed.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { listen } from './http/server.js';
+import { runClusterPrimary } from './ops/cluster-primary.js';
 import { createLogger } from './ops/logger.js';
 
 function readConfig(): Config {
@@ -22,15 +26,22 @@ function readConfig(): Config {
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config.logLevel);
+  if (config.workers > 1 && cluster.isPrimary) {
+    await runClusterPrimary(config, logger);
+    return;
+  }
   const app = await createApp(config, logger);
+  // The embedded database starts out with demo data; a PostgreSQL server only on request (db:seed).
+  if (app.database.kind === 'pglite' && (await seedIfEmpty(app.database))) logger.info('seeded the demo data');
   const running = await listen(app, config.port, config.host);
-  logger.info({ url: running.url, database: app.database.kind }, 'listening');
+  const worker = cluster.worker === undefined ? {} : { worker: cluster.worker.id };
+  logger.info({ url: running.url, database: app.database.kind, ...worker }, 'listening');
 
   let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
+  const stop = (reason: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
+    logger.info({ reason }, 'shutting down');
     running.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -41,6 +52,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  // A worker whose primary is gone (killed) drains and stops instead of serving on alone.
+  if (cluster.isWorker) process.on('disconnect', () => stop('primary gone'));
 }
 
 main().catch((error: unknown) => {

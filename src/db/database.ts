@@ -13,6 +13,15 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { OutageGate, type QueryFailureKind } from './outage-gate.js';
+import {
+  boundUnsafeQueries,
+  MAX_RECONNECT_DELAY_SECONDS,
+  queryDeadlineMs,
+  reconnectDelaySeconds,
+  watchdogSockets,
+  withDeadline,
+} from './postgres-deadlines.js';
 import * as schema from './schema.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -36,7 +45,15 @@ export interface DatabaseHandle {
   migrate(): Promise<void>;
   /** Cheap reachability probe for readiness checks. */
   ping(): Promise<void>;
+  /** Figures for metrics: connections, and failed queries by kind (PostgreSQL only). */
+  stats?(): DatabaseStats;
   close(): Promise<void>;
+}
+
+export interface DatabaseStats {
+  openConnections: number;
+  maxConnections: number;
+  failedQueries: Readonly<Record<QueryFailureKind, number>>;
 }
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -50,16 +67,26 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 
 function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
   const statementTimeout = options.statementTimeoutMs ?? 5000;
+  const connectTimeout = options.connectTimeoutSeconds ?? 5;
+  // connect_timeout and statement_timeout leave waits unbounded; see postgres-deadlines.ts.
+  const deadlineMs = queryDeadlineMs(connectTimeout, statementTimeout);
+  const sockets = watchdogSockets(statementTimeout + 1000);
+  const poolSize = options.poolSize ?? 10;
   const client = postgres(url, {
-    max: options.poolSize ?? 10,
-    connect_timeout: options.connectTimeoutSeconds ?? 5,
+    max: poolSize,
+    connect_timeout: connectTimeout,
     idle_timeout: 60,
+    backoff: reconnectDelaySeconds,
     onnotice: () => {},
     connection: {
       statement_timeout: statementTimeout,
       application_name: 'name-profile-service',
     },
+    // A documented postgres.js option that its type declarations lack.
+    ...({ socket: sockets.socket } as object),
   });
+  const gate = new OutageGate(MAX_RECONNECT_DELAY_SECONDS * 1000);
+  boundUnsafeQueries(client, deadlineMs, gate);
   const db = drizzlePostgres(client, { schema, logger: options.logger ?? false });
   return {
     db,
@@ -75,8 +102,10 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       }
     },
     async ping() {
-      await client`select 1`;
+      // Not refused by the gate (readiness must ask the server), but a success reopens it.
+      await gate.observe(() => withDeadline(client`select 1`, deadlineMs));
     },
+    stats: () => ({ openConnections: sockets.open, maxConnections: poolSize, failedQueries: gate.failures }),
     async close() {
       await client.end({ timeout: 5 });
     },

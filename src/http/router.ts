@@ -8,12 +8,22 @@ import { sendError } from './respond.js';
 
 export type AppRouter = Router.Instance<Router.HTTPVersion.V1>;
 
-export function createRouter(): AppRouter {
+export interface RouterOptions {
+  /**
+   * Gets first say on a URL whose percent-encoding cannot be decoded; returns true when it
+   * answered. Otherwise such a URL is a 404 like any unknown path.
+   */
+  answerBadUrl?: (req: IncomingMessage, res: ServerResponse) => boolean;
+}
+
+export function createRouter(options: RouterOptions = {}): AppRouter {
   return Router({
     ignoreTrailingSlash: false,
     // Long enough for any percent-encoded name ID (127 code points of up to 4 bytes, encoded).
     maxParamLength: 2048,
     defaultRoute: (req: IncomingMessage, res: ServerResponse) => sendError(req, res, 404, 'Not found'),
-    onBadUrl: (_path: string, req: IncomingMessage, res: ServerResponse) => sendError(req, res, 404, 'Not found'),
+    onBadUrl: (_path: string, req: IncomingMessage, res: ServerResponse) => {
+      if (options.answerBadUrl?.(req, res) !== true) sendError(req, res, 404, 'Not found');
+    },
   });
 }

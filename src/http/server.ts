@@ -29,17 +29,30 @@ export async function listen(app: App, port: number, host: string): Promise<Runn
     server,
     url: `http://${shownHost}:${address.port}`,
     async close() {
-      await closeServer(server, app.config.shutdownTimeoutMs);
+      // Readiness answers 503 from here on, so a load balancer stops sending traffic.
+      app.operations.beginShutdown();
+      const drained = await closeServer(server, app.config.shutdownTimeoutMs);
+      if (!drained) {
+        app.logger.warn({ timeoutMs: app.config.shutdownTimeoutMs }, 'shutdown timeout: unfinished requests were cut off');
+      }
       await app.close();
     },
   };
 }
 
-/** Stops accepting connections and waits for in-flight requests, at most `timeoutMs`. */
-async function closeServer(server: Server, timeoutMs: number): Promise<void> {
+/**
+ * Stops accepting connections and waits for in-flight requests, at most `timeoutMs`; false when
+ * the wait ran out and the remaining connections were cut.
+ */
+async function closeServer(server: Server, timeoutMs: number): Promise<boolean> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
-  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  let drained = true;
+  const timer = setTimeout(() => {
+    drained = false;
+    server.closeAllConnections();
+  }, timeoutMs);
   await closed;
   clearTimeout(timer);
+  return drained;
 }

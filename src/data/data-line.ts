@@ -1,0 +1,285 @@
+/**
+ * One line of a data file (the contract's "Data files" section): parsing and validating it on the
+ * way in, and writing it on the way out. A line is a namespace
+ *
+ *     {"kind":"namespace","name":"me","ownerEmail":"owner@example.com"}
+ *
+ * or a profile
+ *
+ *     {"kind":"profile","name":"demo@me","creatorEmail":"maker@example.com","description":"...",
+ *      "image":"","level":2,"records":{"1":{"type":"name","value":"Demo Person"}}}
+ *
+ * Decisions beyond the contract:
+ * - Fields the format does not define are rejected (a typo such as "desciption" would otherwise
+ *   drop data silently). `description`, `image`, `level` and `records` may be absent or null.
+ * - Names are stored in canonical form (NFC, lower case); e-mails are stored as given after
+ *   trimming, and compared case-insensitively elsewhere.
+ * - Record keys are canonical non-negative integers (no sign, no leading zeros) up to 2^31-1.
+ * - A reason never repeats an e-mail address: those are private.
+ */
+import type { RecordValue } from '../db/schema.js';
+import { isValidEmail, MAX_EMAIL_LENGTH } from '../names/email.js';
+import { canonicalName, codePointLength, isValidNamePart, parseNameId, parseNamespace } from '../names/name-id.js';
+import { recordValueProblem } from '../profiles/record-types.js';
+
+export interface NamespaceLine {
+  kind: 'namespace';
+  /** Canonical top-level name. */
+  name: string;
+  ownerEmail: string;
+}
+
+export interface DataRecord {
+  key: number;
+  type: string;
+  value: RecordValue;
+}
+
+export interface ProfileLine {
+  kind: 'profile';
+  /** Canonical name ID. */
+  name: string;
+  localPart: string;
+  namespace: string;
+  creatorEmail: string;
+  description: string;
+  image: string;
+  level: number;
+  /** In ascending key order. */
+  records: DataRecord[];
+}
+
+export type DataLine = NamespaceLine | ProfileLine;
+
+/** The JSON object of a line as it appears in a file. */
+export interface NamespaceObject {
+  kind: 'namespace';
+  name: string;
+  ownerEmail: string;
+}
+
+export interface ProfileObject {
+  kind: 'profile';
+  name: string;
+  creatorEmail: string;
+  description?: string;
+  image?: string;
+  level?: number;
+  records?: Record<string, { type: string; value: RecordValue }>;
+}
+
+export type DataObject = NamespaceObject | ProfileObject;
+
+/**
+ * A failed line still names the namespace it declares when that name itself is valid, so the
+ * importer can treat it as declared and not report every profile under it a second time.
+ */
+export type LineResult = { ok: true; line: DataLine } | { ok: false; reason: string; declaresNamespace?: string };
+
+/** The largest record key and level: both are stored in 32-bit integer columns. */
+export const MAX_INT32 = 2_147_483_647;
+
+const NAMESPACE_FIELDS = new Set(['kind', 'name', 'ownerEmail']);
+const PROFILE_FIELDS = new Set(['kind', 'name', 'creatorEmail', 'description', 'image', 'level', 'records']);
+const RECORD_FIELDS = new Set(['type', 'value']);
+const CANONICAL_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
+const PART_RULE = '1 to 63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit';
+
+class LineProblem extends Error {
+  declaresNamespace: string | undefined;
+}
+
+/** Parses and validates one line of text (without its line break). */
+export function parseDataLine(text: string): LineResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: `invalid JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
+  return validateDataObject(parsed);
+}
+
+/** Validates an already parsed line object (the demo data uses this too). */
+export function validateDataObject(input: unknown): LineResult {
+  try {
+    return { ok: true, line: toDataLine(input) };
+  } catch (error) {
+    if (error instanceof LineProblem) {
+      return error.declaresNamespace === undefined
+        ? { ok: false, reason: error.message }
+        : { ok: false, reason: error.message, declaresNamespace: error.declaresNamespace };
+    }
+    throw error;
+  }
+}
+
+/** The line object of a namespace or profile, with every field written out. */
+export function toDataObject(line: DataLine): DataObject {
+  if (line.kind === 'namespace') return { kind: 'namespace', name: line.name, ownerEmail: line.ownerEmail };
+  const records: NonNullable<ProfileObject['records']> = {};
+  // Integer-like keys of a JavaScript object iterate in ascending numeric order, which is the
+  // order the format asks for; sorting first keeps that independent of the caller.
+  for (const record of [...line.records].sort((a, b) => a.key - b.key)) {
+    records[String(record.key)] = { type: record.type, value: record.value };
+  }
+  return {
+    kind: 'profile',
+    name: line.name,
+    creatorEmail: line.creatorEmail,
+    description: line.description,
+    image: line.image,
+    level: line.level,
+    records,
+  };
+}
+
+function toDataLine(input: unknown): DataLine {
+  if (!isPlainObject(input)) throw new LineProblem(`a line must be a JSON object, got ${jsonKind(input)}`);
+  const kind = input.kind;
+  if (kind === 'namespace') return toNamespaceLine(input);
+  if (kind === 'profile') return toProfileLine(input);
+  if (kind === undefined) throw new LineProblem('missing "kind" (expected "namespace" or "profile")');
+  throw new LineProblem(`unknown kind ${quote(kind)} (expected "namespace" or "profile")`);
+}
+
+function toNamespaceLine(input: Record<string, unknown>): NamespaceLine {
+  const rawName = requiredString(input, 'name');
+  const name = parseNamespace(rawName);
+  if (name === null) throw new LineProblem(`invalid namespace name ${quote(rawName)}: must be ${PART_RULE}`);
+  try {
+    rejectUnknownFields(input, NAMESPACE_FIELDS, 'a namespace');
+    return { kind: 'namespace', name, ownerEmail: email(input, 'ownerEmail') };
+  } catch (error) {
+    if (error instanceof LineProblem) error.declaresNamespace = name;
+    throw error;
+  }
+}
+
+function toProfileLine(input: Record<string, unknown>): ProfileLine {
+  rejectUnknownFields(input, PROFILE_FIELDS, 'a profile');
+  const rawName = requiredString(input, 'name');
+  const nameId = parseNameId(rawName);
+  if (nameId === null) throw new LineProblem(`invalid name ${quote(rawName)}: ${nameIdProblem(rawName)}`);
+  return {
+    kind: 'profile',
+    name: nameId.name,
+    localPart: nameId.local,
+    namespace: nameId.domain,
+    creatorEmail: email(input, 'creatorEmail'),
+    description: optionalString(input, 'description'),
+    image: optionalString(input, 'image'),
+    level: level(input.level),
+    records: records(input.records),
+  };
+}
+
+function rejectUnknownFields(input: Record<string, unknown>, known: ReadonlySet<string>, what: string): void {
+  const unknown = Object.keys(input).filter((field) => !known.has(field));
+  if (unknown.length > 0) {
+    const list = unknown.map((field) => quote(field)).join(', ');
+    throw new LineProblem(`unknown field${unknown.length > 1 ? 's' : ''} ${list} for ${what} (allowed: ${[...known].join(', ')})`);
+  }
+}
+
+function requiredString(input: Record<string, unknown>, field: string): string {
+  const value = input[field];
+  if (value === undefined || value === null) throw new LineProblem(`missing "${field}"`);
+  if (typeof value !== 'string') throw new LineProblem(`"${field}" must be a string, got ${jsonKind(value)}`);
+  return value;
+}
+
+function optionalString(input: Record<string, unknown>, field: string): string {
+  const value = input[field];
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string') throw new LineProblem(`"${field}" must be a string, got ${jsonKind(value)}`);
+  return value;
+}
+
+function email(input: Record<string, unknown>, field: string): string {
+  const value = requiredString(input, field).trim();
+  if (value === '') throw new LineProblem(`"${field}" is empty`);
+  if (value.length > MAX_EMAIL_LENGTH) {
+    throw new LineProblem(`invalid ${field}: ${value.length} characters, at most ${MAX_EMAIL_LENGTH}`);
+  }
+  // The address itself stays out of the message: it is private data.
+  if (!isValidEmail(value)) throw new LineProblem(`invalid ${field}: not a valid e-mail address`);
+  return value;
+}
+
+function level(value: unknown): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_INT32) {
+    throw new LineProblem(`"level" must be an integer from 0 to ${MAX_INT32}, got ${quote(value)}`);
+  }
+  return value;
+}
+
+function records(value: unknown): DataRecord[] {
+  if (value === undefined || value === null) return [];
+  if (!isPlainObject(value)) {
+    throw new LineProblem(`"records" must be an object keyed by record number, got ${jsonKind(value)}`);
+  }
+  const result: DataRecord[] = [];
+  for (const [rawKey, entry] of Object.entries(value)) {
+    result.push(record(rawKey, entry));
+  }
+  return result.sort((a, b) => a.key - b.key);
+}
+
+function record(rawKey: string, entry: unknown): DataRecord {
+  if (!CANONICAL_KEY.test(rawKey) || Number(rawKey) > MAX_INT32) {
+    throw new LineProblem(
+      `record key ${quote(rawKey)} is not a record number (an integer from 0 to ${MAX_INT32} without sign or leading zeros)`,
+    );
+  }
+  const where = `record ${quote(rawKey)}`;
+  if (!isPlainObject(entry)) throw new LineProblem(`${where} must be an object {"type","value"}, got ${jsonKind(entry)}`);
+  const extra = Object.keys(entry).filter((field) => !RECORD_FIELDS.has(field));
+  if (extra.length > 0) {
+    throw new LineProblem(`${where} has unknown field ${extra.map((field) => quote(field)).join(', ')} (allowed: type, value)`);
+  }
+  const type = entry.type;
+  if (typeof type !== 'string' || type === '') {
+    throw new LineProblem(`${where} needs a non-empty string "type", got ${type === undefined ? 'none' : jsonKind(type)}`);
+  }
+  if (entry.value === undefined) throw new LineProblem(`${where} has no "value"`);
+  const problem = recordValueProblem(type, entry.value);
+  if (problem !== null) throw new LineProblem(`${where}: ${problem}, got ${jsonKind(entry.value)}`);
+  return { key: Number(rawKey), type, value: entry.value as RecordValue };
+}
+
+/**
+ * Which rule of the contract a name ID breaks. Validity is decided by parseNameId alone; this
+ * only explains a rejection to the person fixing the file.
+ */
+function nameIdProblem(input: string): string {
+  const name = canonicalName(input);
+  const at = name.indexOf('@');
+  if (at < 0) return 'no "@" (expected <local>@<domain>)';
+  if (name.indexOf('@', at + 1) >= 0) return 'more than one "@" (expected <local>@<domain>)';
+  const length = codePointLength(name);
+  if (length > 127) return `${length} characters, at most 127`;
+  if (!isValidNamePart(name.slice(0, at))) return `the local part must be ${PART_RULE}`;
+  if (!isValidNamePart(name.slice(at + 1))) return `the namespace must be ${PART_RULE}`;
+  return 'expected <local>@<domain>';
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function jsonKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${quote(value)}`;
+}
+
+/** A value as JSON, shortened: reasons stay one readable line even for huge or odd input. */
+function quote(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  if (text.length <= 80) return text;
+  // By code point, so the cut never splits a surrogate pair.
+  return `${Array.from(text).slice(0, 77).join('')}...`;
+}

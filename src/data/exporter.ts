@@ -1,0 +1,98 @@
+/**
+ * Streaming NDJSON export of the whole database in the import format: namespaces first (by
+ * name), then profiles (by id, which is creation order) with their records and private e-mails.
+ *
+ * Everything is read in one read-only, repeatable-read transaction, so an import running at the
+ * same time cannot leave the file half old and half new. Rows are read in pages with keyset
+ * pagination (`where key > last order by key limit n`), so memory stays flat for any size, and
+ * the next page is read only when the output has taken the previous one.
+ */
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { asc, gt } from 'drizzle-orm';
+import type { Database } from '../db/database.js';
+import { findRecordsByProfileIds } from '../db/queries.js';
+import { namespaces, profiles } from '../db/schema.js';
+import { toDataObject, type DataLine, type DataRecord } from './data-line.js';
+
+export interface ExportCounts {
+  namespaces: number;
+  profiles: number;
+}
+
+export interface ExportOptions {
+  /** Rows per page. */
+  pageSize?: number;
+}
+
+/** Writes every namespace and profile to `output` as NDJSON; leaves `output` open. */
+export async function exportDatabase(db: Database, output: Writable, options: ExportOptions = {}): Promise<ExportCounts> {
+  const pageSize = options.pageSize ?? 2000;
+  return db.transaction(
+    async (tx) => {
+      const counts: ExportCounts = { namespaces: 0, profiles: 0 };
+      // pipeline handles the output's backpressure and errors, and stops reading pages when it fails.
+      await pipeline(Readable.from(ndjsonPages(tx, pageSize, counts)), output, { end: false });
+      return counts;
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
+}
+
+/** One chunk of NDJSON text per page of rows; counts what it yields. */
+async function* ndjsonPages(db: Database, pageSize: number, counts: ExportCounts): AsyncGenerator<string> {
+  const text = (lines: DataLine[]) => lines.map((line) => `${JSON.stringify(toDataObject(line))}\n`).join('');
+  for await (const page of namespacePages(db, pageSize)) {
+    counts.namespaces += page.length;
+    yield text(page);
+  }
+  for await (const page of profilePages(db, pageSize)) {
+    counts.profiles += page.length;
+    yield text(page);
+  }
+}
+
+async function* namespacePages(db: Database, pageSize: number): AsyncGenerator<DataLine[]> {
+  let after: string | undefined;
+  for (;;) {
+    const rows = await db
+      .select({ name: namespaces.name, ownerEmail: namespaces.ownerEmail })
+      .from(namespaces)
+      .where(after === undefined ? undefined : gt(namespaces.name, after))
+      .orderBy(asc(namespaces.name))
+      .limit(pageSize);
+    if (rows.length === 0) return;
+    yield rows.map((row) => ({ kind: 'namespace', ...row }));
+    after = rows[rows.length - 1]!.name;
+  }
+}
+
+async function* profilePages(db: Database, pageSize: number): AsyncGenerator<DataLine[]> {
+  let after = 0;
+  for (;;) {
+    const rows = await db
+      .select({
+        id: profiles.id,
+        name: profiles.name,
+        localPart: profiles.localPart,
+        namespace: profiles.namespace,
+        creatorEmail: profiles.creatorEmail,
+        description: profiles.description,
+        image: profiles.image,
+        level: profiles.level,
+      })
+      .from(profiles)
+      .where(gt(profiles.id, after))
+      .orderBy(asc(profiles.id))
+      .limit(pageSize);
+    if (rows.length === 0) return;
+    const recordsByProfile = new Map<number, DataRecord[]>();
+    for (const { profileId, key, type, value } of await findRecordsByProfileIds(db, rows.map((row) => row.id))) {
+      const list = recordsByProfile.get(profileId) ?? [];
+      if (list.length === 0) recordsByProfile.set(profileId, list);
+      list.push({ key, type, value });
+    }
+    yield rows.map(({ id, ...profile }) => ({ kind: 'profile', ...profile, records: recordsByProfile.get(id) ?? [] }));
+    after = rows[rows.length - 1]!.id;
+  }
+}

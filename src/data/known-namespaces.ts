@@ -1,0 +1,40 @@
+/**
+ * Which namespaces a profile line may use: those declared on an earlier line of the file, and
+ * those already in the database. Database answers are cached, so each namespace is looked up
+ * once per import, in batches.
+ */
+import type { Database } from '../db/database.js';
+import { findNamespaces } from '../db/queries.js';
+
+/** Namespaces per lookup statement: well below the bind-parameter limit. */
+const LOOKUP_CHUNK = 1000;
+
+export class KnownNamespaces {
+  private readonly declared = new Set<string>();
+  private readonly inDatabase = new Map<string, boolean>();
+
+  declare(name: string): void {
+    this.declared.add(name);
+  }
+
+  isKnown(name: string): boolean {
+    return this.declared.has(name) || this.inDatabase.get(name) === true;
+  }
+
+  /** Of `names`, those neither declared so far nor looked up before. */
+  unresolved(names: Iterable<string>): string[] {
+    const result = new Set<string>();
+    for (const name of names) {
+      if (!this.declared.has(name) && !this.inDatabase.has(name)) result.add(name);
+    }
+    return [...result];
+  }
+
+  async lookUp(db: Database, names: readonly string[]): Promise<void> {
+    for (let start = 0; start < names.length; start += LOOKUP_CHUNK) {
+      const chunk = names.slice(start, start + LOOKUP_CHUNK);
+      const found = new Set(await findNamespaces(db, chunk));
+      for (const name of chunk) this.inDatabase.set(name, found.has(name));
+    }
+  }
+}

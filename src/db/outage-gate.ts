@@ -1,0 +1,80 @@
+/**
+ * Fail fast while PostgreSQL is down. After a query fails because the database cannot be
+ * reached, further queries are refused at once for a short cool-down instead of queuing inside
+ * the driver (where each would wait for a connect timeout, and all of them would run together
+ * when the database returns). After the cool-down one query at a time goes through as a probe;
+ * the first success lets everything through again.
+ */
+import { isDatabaseUnavailable } from './errors.js';
+
+/** Refused without asking the database; the cause is the failure that closed the gate. */
+export class DatabaseUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('PostgreSQL is unavailable; query refused until it answers again', { cause });
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/** How a query failed, for the database error metric. */
+export type QueryFailureKind = 'unavailable' | 'statement_timeout' | 'refused' | 'query';
+
+function failureKind(error: unknown): Exclude<QueryFailureKind, 'refused'> {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === '57014') return 'statement_timeout';
+  return isDatabaseUnavailable(error) ? 'unavailable' : 'query';
+}
+
+export class OutageGate {
+  /** Refuse until this time (ms since epoch); 0 while the database answers. */
+  private downUntil = 0;
+  private probing = false;
+  private lastFailure: unknown = undefined;
+  /** Running totals of failed queries (and failed pings) by kind. */
+  readonly failures: Record<QueryFailureKind, number> = {
+    unavailable: 0,
+    statement_timeout: 0,
+    refused: 0,
+    query: 0,
+  };
+
+  constructor(
+    private readonly coolDownMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Runs `attempt` unless the database is known to be down; learns from its outcome. */
+  run<T>(attempt: () => Promise<T>): Promise<T> {
+    if (this.downUntil === 0) return this.observe(attempt, false);
+    if (this.now() < this.downUntil || this.probing) {
+      this.failures.refused += 1;
+      return Promise.reject(new DatabaseUnavailableError(this.lastFailure));
+    }
+    this.probing = true;
+    return this.observe(attempt, true);
+  }
+
+  /** Runs `attempt` in any case (a health probe) and learns from its outcome. */
+  observe<T>(attempt: () => Promise<T>, isProbe = false): Promise<T> {
+    return attempt().then(
+      (value) => {
+        this.downUntil = 0;
+        if (isProbe) this.probing = false;
+        return value;
+      },
+      (error: unknown) => {
+        if (isProbe) this.probing = false;
+        const kind = failureKind(error);
+        this.failures[kind] += 1;
+        if (kind === 'unavailable') {
+          this.lastFailure = error;
+          this.downUntil = this.now() + this.coolDownMs;
+        } else {
+          // The server answered, with an error of the query's own (a statement that ran too
+          // long is one slow query, not an outage): it is up.
+          this.downUntil = 0;
+        }
+        throw error;
+      },
+    );
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * The GraphQL schema, assembled from the type and query modules (each registers itself on the
+ * builder when imported) and built once.
+ */
+import { printSchema } from 'graphql';
+import { builder } from './builder.js';
+import './types/attribute-value.js';
+import './types/attribute.js';
+import './types/profile-record.js';
+import './types/record-entry.js';
+import './types/text-record.js';
+import './types/phone-record.js';
+import './types/social-record.js';
+import './types/crypto-record.js';
+import './types/map-record.js';
+import './types/generic-record.js';
+import './types/profile.js';
+import './types/owner-check-result.js';
+import './queries/profile.js';
+import './queries/profiles.js';
+import './queries/owner-check.js';
+
+builder.queryType({
+  description: 'Public profiles of name IDs and the owner check.',
+});
+
+// Declaration order, not alphabetical: types and fields read the way the modules present them.
+export const schema = builder.toSchema({ sortSchema: false });
+
+/** The schema as SDL, exactly as committed in `schema.graphql` (field order as declared). */
+export function schemaSdl(): string {
+  return `${printSchema(schema)}\n`;
+}

@@ -1,0 +1,43 @@
+/**
+ * Builds the rate limits of one app from the configuration: counters in Redis when REDIS_URL is
+ * set (shared by every process on it, with in-memory insurance while Redis is away), otherwise in
+ * this process's memory.
+ *
+ * NOTE (GraphQL helper): this file was overwritten by mistake and rebuilt from the limits tests
+ * (test/limits.test.ts, test/limits-redis.test.ts); the limits developer should check it against
+ * their original.
+ */
+import type { Config } from '../config/config.js';
+import type { Logger } from '../ops/logger.js';
+import { createMemoryLimiter } from './memory-limiter.js';
+import type { RateLimiter, RateLimits } from './rate-limit.js';
+import { connectRedis } from './redis-connection.js';
+import { createRedisLimiter } from './redis-limiter.js';
+
+/** Namespaces this service's counters in a Redis that other software may share. */
+export const DEFAULT_KEY_PREFIX = 'nps:rl';
+
+export interface RateLimitsOptions {
+  /** Prefix of the Redis keys (`<prefix>:owner-check:<ip>`); tests isolate themselves with it. */
+  keyPrefix?: string;
+}
+
+export function createRateLimits(config: Config, logger: Logger, options: RateLimitsOptions = {}): RateLimits {
+  const window = config.rateWindowSeconds;
+  if (config.redisUrl === undefined) {
+    return {
+      ownerCheck: createMemoryLimiter('owner-check', config.ownerCheckLimit, window),
+      profile: config.profileLimit === 0 ? null : createMemoryLimiter('profile', config.profileLimit, window),
+      async close() {},
+    };
+  }
+  const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const connection = connectRedis(config.redisUrl, logger);
+  const redisLimiter = (budget: string, limit: number): RateLimiter =>
+    createRedisLimiter(connection, { keyPrefix: `${prefix}:${budget}`, limit, durationSeconds: window });
+  return {
+    ownerCheck: redisLimiter('owner-check', config.ownerCheckLimit),
+    profile: config.profileLimit === 0 ? null : redisLimiter('profile', config.profileLimit),
+    close: () => connection.close(),
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * An upper bound on request bodies, so no client can make the server buffer and parse megabytes.
+ * Only `/graphql` POST has a body in this service. Yoga has no limit of its own, so this Yoga
+ * plugin answers 413 before Yoga reads the body: at once when `Content-Length` is too large,
+ * and while reading when a chunked body (no `Content-Length`) grows past the limit.
+ */
+import type { Plugin } from 'graphql-yoga';
+import { JSON_CONTENT_TYPE } from '../http/respond.js';
+
+/**
+ * 64 KiB. The largest legitimate document (15 aliased `profiles` fields of 100 names each, see
+ * graphql-armor.ts) is 26 KiB as a JSON body.
+ */
+export const MAX_REQUEST_BODY_BYTES = 64 * 1024;
+
+export const requestBodyTooLargeMessage = (limitBytes: number): string =>
+  `Request body too large, the limit is ${limitBytes} bytes`;
+
+export function requestBodyLimitPlugin(limitBytes: number = MAX_REQUEST_BODY_BYTES): Plugin {
+  return {
+    async onRequest({ request, setRequest, endResponse, fetchAPI }) {
+      if (request.body === null) return;
+      const tooLarge = () =>
+        new fetchAPI.Response(JSON.stringify({ error: requestBodyTooLargeMessage(limitBytes) }), {
+          status: 413,
+          headers: { 'Content-Type': JSON_CONTENT_TYPE },
+        });
+
+      const declared = request.headers.get('content-length');
+      if (declared !== null) {
+        // Node's HTTP parser delivers exactly Content-Length bytes, so the header can be trusted.
+        if (Number(declared) > limitBytes) endResponse(tooLarge());
+        return;
+      }
+
+      const body = await readAtMost(request.body, limitBytes);
+      if (body === undefined) {
+        endResponse(tooLarge());
+        return;
+      }
+      const headers = new fetchAPI.Headers(request.headers);
+      headers.delete('transfer-encoding');
+      headers.set('content-length', String(body.byteLength));
+      setRequest(new fetchAPI.Request(request.url, { method: request.method, headers, body }));
+    },
+  };
+}
+
+/** The whole stream, or undefined (and the stream cancelled) once it exceeds `limitBytes`. */
+async function readAtMost(stream: ReadableStream<Uint8Array>, limitBytes: number): Promise<Uint8Array<ArrayBuffer> | undefined> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limitBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}

@@ -1,0 +1,116 @@
+/**
+ * The Prometheus metrics of one App. Each App has a registry of its own (tests build several
+ * apps in one process); the process-wide default metrics (CPU, memory, event loop, GC) live in
+ * one shared registry and are shown with every app's.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DatabaseHandle, DatabaseStats } from '../db/database.js';
+
+/** Seconds; from a cache hit to a request that waited for a database timeout. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export type RateLimitBudget = 'owner_check' | 'profile';
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  readonly httpRequestDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Requests (or GraphQL fields) refused because a rate-limit budget was used up. */
+  readonly rateLimitRejections: Counter<'budget'>;
+  readonly graphqlOperationDuration: Histogram<'operation' | 'type' | 'outcome'>;
+  /** The Prometheus text of this app and the process. */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+let processRegistry: Registry | undefined;
+
+/** Created once: the default metrics observe the process, whichever app asks. */
+function defaultMetricsRegistry(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export function createMetrics(database: DatabaseHandle): Metrics {
+  const own = new Registry();
+  const httpRequests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [own],
+  });
+  const httpRequestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to the end of its answer, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [own],
+  });
+  const rateLimitRejections = new Counter({
+    name: 'rate_limit_rejections_total',
+    help: 'Requests or GraphQL fields refused because the client used up a rate-limit budget.',
+    labelNames: ['budget'] as const,
+    registers: [own],
+  });
+  const graphqlOperationDuration = new Histogram({
+    name: 'graphql_operation_duration_seconds',
+    help: 'GraphQL operations executed, by operation name (capped), type and outcome.',
+    labelNames: ['operation', 'type', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [own],
+  });
+  // The embedded database (PGlite) has no pool and no network to fail.
+  if (database.stats !== undefined) registerDatabaseMetrics(own, database.stats.bind(database));
+
+  const registry = Registry.merge([own, defaultMetricsRegistry()]);
+  return {
+    registry,
+    httpRequests,
+    httpRequestDuration,
+    rateLimitRejections,
+    graphqlOperationDuration,
+    render: () => registry.metrics(),
+    contentType: registry.contentType,
+  };
+}
+
+/** Pool and error figures, read from the database handle when Prometheus scrapes. */
+function registerDatabaseMetrics(registry: Registry, stats: () => DatabaseStats): void {
+  const counted = new Map<string, number>();
+  new Gauge({
+    name: 'database_connections_open',
+    help: 'Connections to the database open now.',
+    registers: [registry],
+    collect() {
+      this.set(stats().openConnections);
+    },
+  });
+  new Gauge({
+    name: 'database_connections_max',
+    help: 'The most connections the pool opens (DB_POOL_SIZE).',
+    registers: [registry],
+    collect() {
+      this.set(stats().maxConnections);
+    },
+  });
+  new Counter({
+    name: 'database_errors_total',
+    help:
+      'Failed database queries: unavailable (connection lost or refused, no answer in time), ' +
+      'statement_timeout, refused (not sent while the database was down), query (any other error).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    collect() {
+      // The handle keeps running totals; a counter is set by adding what it does not have yet.
+      for (const [kind, total] of Object.entries(stats().failedQueries)) {
+        const known = counted.get(kind) ?? 0;
+        // Adding 0 makes every kind visible from the first scrape.
+        this.inc({ kind }, Math.max(total - known, 0));
+        counted.set(kind, Math.max(total, known));
+      }
+    },
+  });
+}

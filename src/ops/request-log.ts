@@ -1,0 +1,50 @@
+/**
+ * One log line and one metric observation per request, written when the answer is done (or the
+ * client gave up). The line names the route pattern, never the raw URL: owner-check query
+ * strings carry e-mail addresses.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
+import type { RequestNotes } from './request-notes.js';
+import type { RoutePatterns } from './route-patterns.js';
+
+/** The status label of a request whose client hung up before the answer was complete. */
+export const ABORTED_STATUS = 'aborted';
+
+export interface RequestObserverDeps {
+  logger: Logger;
+  metrics: Metrics;
+  routes: RoutePatterns;
+  notes: RequestNotes;
+}
+
+export type RequestObserver = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function createRequestObserver({ logger, metrics, routes, notes }: RequestObserverDeps): RequestObserver {
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    res.once('close', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const method = req.method ?? 'UNKNOWN';
+      const route = routes.patternOf(req.method, req.url);
+      const status = res.writableFinished ? String(res.statusCode) : ABORTED_STATUS;
+      metrics.httpRequests.inc({ method, route, status });
+      metrics.httpRequestDuration.observe({ method, route, status }, seconds);
+
+      const requestId = res.getHeader('x-request-id');
+      const operations = notes.get(req)?.graphqlOperations;
+      const line = {
+        requestId: typeof requestId === 'string' ? requestId : undefined,
+        method,
+        route,
+        status: res.writableFinished ? res.statusCode : ABORTED_STATUS,
+        durationMs: Math.round(seconds * 1e6) / 1e3,
+        ...(operations === undefined ? {} : { operations }),
+      };
+      // Server errors (503 while the database is away included) stay visible at LOG_LEVEL=warn.
+      if (res.writableFinished && res.statusCode >= 500) logger.warn(line, 'request');
+      else logger.info(line, 'request');
+    });
+  };
+}

@@ -1,0 +1,19 @@
+/**
+ * Conditional GET for profiles: a strong ETag from the profile's content version, and
+ * `If-None-Match` compared the way RFC 9110 says (weak comparison, a list, or `*`).
+ */
+import type { IncomingMessage } from 'node:http';
+
+export function etagOf(version: string): string {
+  return `"${version}"`;
+}
+
+export function matchesIfNoneMatch(req: IncomingMessage, etag: string): boolean {
+  const header = req.headers['if-none-match'];
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim();
+    return (tag.startsWith('W/') ? tag.slice(2) : tag) === etag;
+  });
+}

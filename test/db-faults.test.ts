@@ -1,0 +1,232 @@
+/**
+ * PostgreSQL going away and coming back, while the service runs. A TCP proxy inside the test sits
+ * between the service (a real `src/main.ts` process) and PostgreSQL; the test cuts it the two
+ * ways networks and databases fail (connections reset and refused; connections held open with
+ * no answer) and restores it. Every request must get its answer within a bound: 503 with
+ * Retry-After (GraphQL: SERVICE_UNAVAILABLE) while the database is away, the data again once it
+ * is back, without a restart.
+ *
+ * The OutageGate, which makes those 503s immediate once the database is known to be down, is
+ * tested on its own first.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DatabaseUnavailableError, OutageGate } from '../src/db/outage-gate.js';
+import { isDatabaseUnavailable } from '../src/db/errors.js';
+import { seedDemoData } from '../src/data/seed.js';
+import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { startTcpProxy, type CutMode, type TcpProxy } from './support/tcp-proxy.js';
+
+const connectionLost = (): Error => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+const statementTimeout = (): Error => Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+
+describe('OutageGate', () => {
+  it('refuses at once after a connection failure, lets one probe through after the cool-down, and reopens on success', async () => {
+    let now = 1_000;
+    const gate = new OutageGate(500, () => now);
+    let attempts = 0;
+    const failing = () => {
+      attempts += 1;
+      return Promise.reject(connectionLost());
+    };
+    const succeeding = () => {
+      attempts += 1;
+      return Promise.resolve('row');
+    };
+
+    await expect(gate.run(succeeding)).resolves.toBe('row');
+    await expect(gate.run(failing)).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(attempts).toBe(2);
+
+    // Down: refused without an attempt, as "database unavailable" (the cause says why).
+    const refused = await gate.run(succeeding).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DatabaseUnavailableError);
+    expect(isDatabaseUnavailable(refused)).toBe(true);
+    expect(attempts).toBe(2);
+
+    // After the cool-down exactly one probe goes through while the others are still refused.
+    now += 500;
+    let releaseProbe: (value: string) => void = () => {};
+    const probe = gate.run(() => {
+      attempts += 1;
+      return new Promise<string>((resolve) => {
+        releaseProbe = resolve;
+      });
+    });
+    await expect(gate.run(succeeding)).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    expect(attempts).toBe(3);
+    releaseProbe('row');
+    await expect(probe).resolves.toBe('row');
+
+    // The probe succeeded: everything goes through again.
+    await expect(gate.run(succeeding)).resolves.toBe('row');
+    expect(gate.failures).toEqual({ unavailable: 1, statement_timeout: 0, refused: 2, query: 0 });
+  });
+
+  it('does not close for a slow statement or an error of the query itself', async () => {
+    const gate = new OutageGate(60_000);
+    await expect(gate.run(() => Promise.reject(statementTimeout()))).rejects.toMatchObject({ code: '57014' });
+    await expect(gate.run(() => Promise.reject(Object.assign(new Error('syntax'), { code: '42601' })))).rejects.toThrow('syntax');
+    await expect(gate.run(() => Promise.resolve(1))).resolves.toBe(1);
+    expect(gate.failures).toEqual({ unavailable: 0, statement_timeout: 1, refused: 0, query: 1 });
+  });
+
+  it('learns from health probes without refusing them', async () => {
+    const gate = new OutageGate(60_000);
+    await expect(gate.run(() => Promise.reject(connectionLost()))).rejects.toThrow();
+    await expect(gate.run(() => Promise.resolve(1))).rejects.toBeInstanceOf(DatabaseUnavailableError);
+    await expect(gate.observe(() => Promise.resolve('pong'))).resolves.toBe('pong');
+    await expect(gate.run(() => Promise.resolve(1))).resolves.toBe(1);
+  });
+});
+
+const postgresUrl = process.env.TEST_DATABASE_URL;
+
+/**
+ * DB_CONNECT_TIMEOUT=1 and DB_STATEMENT_TIMEOUT_MS=500 make the longest database wait 2.5 s
+ * (reconnect delay 1 s + connect 1 s + statement 0.5 s); a request may take that plus its own
+ * work. A request that is not answered within this bound counts as hanging.
+ */
+const ANSWER_BOUND_MS = 6_000;
+const RECOVERY_BOUND_MS = 20_000;
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  ms: number;
+}
+
+async function timedFetch(url: string, init: RequestInit = {}): Promise<Answer> {
+  const started = Date.now();
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(ANSWER_BOUND_MS) });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: kept as text.
+  }
+  return { status: response.status, headers: response.headers, body, ms: Date.now() - started };
+}
+
+const PROFILE_QUERY = 'query Lookup { profile(name: "demo@me") { name description } }';
+
+function graphql(url: string): Promise<Answer> {
+  return timedFetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query: PROFILE_QUERY }),
+  });
+}
+
+async function eventually(check: () => Promise<boolean>, boundMs: number): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`not recovered within ${boundMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unreachable', () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+  let service: ServerProcess;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    const handle = await database.open();
+    await seedDemoData(handle.db);
+    await handle.close();
+    const target = new URL(database.url!);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    service = await startServerProcess({
+      env: {
+        DATABASE_URL: proxy.urlThrough(database.url!),
+        DB_CONNECT_TIMEOUT: '1',
+        DB_STATEMENT_TIMEOUT_MS: '500',
+        DB_POOL_SIZE: '4',
+        LOG_LEVEL: 'info',
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await proxy?.close();
+    await database?.drop();
+  });
+
+  async function expectHealthy(): Promise<void> {
+    const ready = await timedFetch(`${service.url}/readyz`);
+    expect(ready.status).toBe(200);
+    const answer = await graphql(service.url);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ data: { profile: { name: 'demo@me', description: expect.any(String) } } });
+    const rest = await timedFetch(`${service.url}/api/demo@me`);
+    expect(rest.status).toBe(200);
+    expect(rest.body).toMatchObject({ name: 'demo@me' });
+  }
+
+  async function expectUnavailable(): Promise<void> {
+    // Liveness never depends on the database: the process is fine, a restart would not help.
+    expect((await timedFetch(`${service.url}/healthz`)).status).toBe(200);
+
+    const ready = await timedFetch(`${service.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(ready.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(ready.body).toEqual({ status: 'unavailable', reason: 'database unreachable' });
+
+    const answer = await graphql(service.url);
+    expect(answer.status).toBe(200);
+    const body = answer.body as { data?: { profile: unknown } | null; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+    expect(body.errors?.map((error) => error.extensions?.code)).toEqual(['SERVICE_UNAVAILABLE']);
+    expect(body.errors?.[0]?.message).toBe('Service unavailable');
+
+    const rest = await timedFetch(`${service.url}/api/demo@me`);
+    expect(rest.status).toBe(503);
+    expect(rest.body).toEqual({ error: 'Service unavailable' });
+    expect(rest.headers.get('retry-after')).toMatch(/^\d+$/);
+  }
+
+  async function expectRecovery(acceptedBefore: number): Promise<void> {
+    proxy.restore();
+    await eventually(async () => (await timedFetch(`${service.url}/readyz`)).status === 200, RECOVERY_BOUND_MS);
+    await expectHealthy();
+    // Same process, new connections: the pool reconnected by itself.
+    expect(proxy.acceptedConnections).toBeGreaterThan(acceptedBefore);
+    expect(service.logs.some((line) => line.msg === 'listening' && line.pid !== service.pid)).toBe(false);
+  }
+
+  it('serves normally through the proxy', async () => {
+    await expectHealthy();
+  });
+
+  it.each<[CutMode, string]>([
+    ['refuse', 'connections reset and refused'],
+    ['blackhole', 'connections held open without an answer'],
+  ])('answers 503 within the bound while cut (%s: %s) and recovers without a restart', async (mode) => {
+    await expectHealthy();
+    const accepted = proxy.acceptedConnections;
+    proxy.cut(mode);
+    // Twice: the first round meets the broken pool, the second the known outage.
+    await expectUnavailable();
+    await expectUnavailable();
+    // Many at once: none of them may hang either.
+    const burst = await Promise.all(Array.from({ length: 12 }, () => timedFetch(`${service.url}/api/demo@me`)));
+    expect(burst.map((answer) => answer.status)).toEqual(Array(12).fill(503));
+    await expectRecovery(accepted);
+  });
+
+  it('shows the outage in the metrics and the logs, without a 500 anywhere', async () => {
+    const metrics = await timedFetch(`${service.url}/metrics`);
+    const text = String(metrics.body);
+    expect(text).toMatch(/^database_errors_total\{kind="unavailable"\} [1-9]/m);
+    expect(text).toMatch(/^database_connections_max 4$/m);
+    expect(text).toMatch(/^http_requests_total\{method="GET",route="\/api\/:name",status="503"\} [1-9]/m);
+    expect(text).not.toMatch(/status="500"/);
+    expect(service.logs.filter((line) => line.msg === 'not ready').length).toBeGreaterThanOrEqual(2);
+    expect(service.logs.filter((line) => line.msg === 'request' && line.status === 500)).toEqual([]);
+  });
+});

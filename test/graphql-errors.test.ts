@@ -1,0 +1,98 @@
+/**
+ * What clients see when something fails below the resolvers: SERVICE_UNAVAILABLE while the
+ * database cannot be reached, INTERNAL_SERVER_ERROR without SQL, parameters or stack for anything
+ * unexpected, and logs without private e-mails.
+ */
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
+import { createGraphQLServer } from '../src/graphql/yoga.js';
+import { createRateLimits } from '../src/limits/create-rate-limits.js';
+import { postGraphQL, type GraphQLAnswer } from './support/graphql-client.js';
+import { captureLog, type CapturedLog } from './support/log-capture.js';
+
+const SECRET_EMAIL = 'secret.probe@private.example';
+
+/** A port on 127.0.0.1 where nothing listens. */
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+const opened: DatabaseHandle[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((handle) => handle.close()));
+});
+
+function clientOn(database: DatabaseHandle, log: CapturedLog, nodeEnv: 'production' | 'test') {
+  const config = loadConfig({ NODE_ENV: nodeEnv });
+  const yoga = createGraphQLServer({ db: database.db, config, logger: log.logger, limits: createRateLimits(config, log.logger) });
+  return (query: string): Promise<GraphQLAnswer> => postGraphQL(yoga.fetch as typeof fetch, 'http://localhost/graphql', query);
+}
+
+/** A query per loader, and the data left when its field fails (`profiles` is the non-null one). */
+const QUERIES: Record<string, [string, unknown]> = {
+  profile: ['{ profile(name: "demo@me") { name } }', { profile: null }],
+  profiles: ['{ profiles(names: ["demo@me"]) { name } }', null],
+  ownerCheck: [`{ ownerCheck(email: "${SECRET_EMAIL}", name: "demo@me") { hasCreated } }`, { ownerCheck: null }],
+};
+
+/** What SQL, a stack trace or a driver message would look like in a response. */
+const LEAK = /select |from "|\bat .*:\d+|stack|postgres/i;
+
+describe('database unreachable', () => {
+  it.each(Object.entries(QUERIES))('answers %s with SERVICE_UNAVAILABLE', async (_field, [query, data]) => {
+    const database = await openDatabase({ url: `postgres://postgres@127.0.0.1:${await deadPort()}/none`, dataDir: '', connectTimeoutSeconds: 1 });
+    opened.push(database);
+    const log = captureLog();
+    const { status, body, text } = await clientOn(database, log, 'production')(query);
+
+    expect(status).toBe(200);
+    expect(body.data).toEqual(data);
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors![0]).toMatchObject({ message: 'Service unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } });
+    expect(Object.keys(body.errors![0]!.extensions!)).toEqual(['code']);
+    expect(text).not.toMatch(LEAK);
+    expect(text).not.toContain(SECRET_EMAIL);
+    expect(JSON.stringify(log.lines)).not.toContain(SECRET_EMAIL);
+  });
+});
+
+describe('unexpected failure (tables missing)', () => {
+  async function unmigrated(): Promise<DatabaseHandle> {
+    const database = await openDatabase({ url: undefined, dataDir: 'memory://' });
+    opened.push(database);
+    return database;
+  }
+
+  it.each(Object.entries(QUERIES))('masks %s as INTERNAL_SERVER_ERROR in production, logging a sanitised line', async (_field, [query, data]) => {
+    const log = captureLog();
+    const { body, text } = await clientOn(await unmigrated(), log, 'production')(query);
+
+    expect(body.data).toEqual(data);
+    expect(body.errors).toEqual([
+      { message: 'Internal server error', locations: [expect.any(Object)], path: expect.any(Array), extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+    ]);
+    expect(text).not.toMatch(LEAK);
+    expect(text).not.toContain(SECRET_EMAIL);
+
+    const errors = log.lines.filter((line) => line.level >= 50);
+    expect(errors.length).toBeGreaterThan(0);
+    expect(JSON.stringify(errors)).toContain('does not exist');
+    expect(JSON.stringify(log.lines)).not.toContain(SECRET_EMAIL);
+    expect(JSON.stringify(log.lines)).not.toMatch(/select /i);
+  });
+
+  it('adds a sanitised detail outside production, still without SQL or parameters', async () => {
+    const log = captureLog();
+    const { body, text } = await clientOn(await unmigrated(), log, 'test')(QUERIES.ownerCheck![0]);
+    expect(body.errors![0]!.extensions).toMatchObject({ code: 'INTERNAL_SERVER_ERROR' });
+    expect(String(body.errors![0]!.extensions!.detail)).toContain('does not exist');
+    expect(text).not.toMatch(/select |from "/i);
+    expect(text).not.toContain(SECRET_EMAIL);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * `/graphql` over a real socket, in the app as `npm start` builds it, on every database kind:
+ * GraphQL over HTTP (GET, POST, media types, the graphql-http audit suite), GraphiQL, CORS,
+ * request ids and the owner-check budget of the client's address.
+ */
+import { serverAudits } from 'graphql-http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config/config.js';
+import type { DatabaseHandle } from '../src/db/database.js';
+import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql-example.js';
+import { listen, type RunningServer } from '../src/http/server.js';
+import { createLogger } from '../src/ops/logger.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { errorCodes, postGraphQL } from './support/graphql-client.js';
+import { insertGraphQLFixtures, PRIVATE_EMAILS } from './support/graphql-fixtures.js';
+
+const OWNER_CHECK_LIMIT = 3;
+
+describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  let server: RunningServer;
+  let endpoint: string;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open();
+    await insertGraphQLFixtures(handle.db);
+    const config = loadConfig({ NODE_ENV: 'test', OWNER_CHECK_LIMIT: String(OWNER_CHECK_LIMIT) });
+    const app = await createApp(config, createLogger('silent', { pretty: false }), { database: handle });
+    server = await listen(app, 0, '127.0.0.1');
+    endpoint = `${server.url}/graphql`;
+  });
+  afterAll(async () => {
+    await server?.close();
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  it('passes every MUST and SHOULD audit of the GraphQL-over-HTTP spec (graphql-http)', async () => {
+    const results = [];
+    for (const audit of serverAudits({ url: endpoint, fetchFn: fetch })) results.push(await audit.fn());
+    expect(results.length).toBeGreaterThan(30);
+    const failed = results
+      .filter((result) => !result.name.startsWith('MAY') && result.status !== 'ok')
+      .map((result) => `${result.name}: ${'reason' in result ? result.reason : ''}`);
+    expect(failed).toEqual([]);
+  });
+
+  it('answers POST with application/graphql-response+json', async () => {
+    const answer = await postGraphQL(fetch, endpoint, `query ($name: String!) {
+      profile(name: $name) { name attributes { traitType } records { __typename key ... on PhoneRecord { numbers } } }
+    }`, { name: 'DEMO@me' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
+    expect(answer.body.errors).toBeUndefined();
+    const profile = answer.body.data?.profile as { name: string; records: Array<{ __typename: string; numbers?: string[] }> };
+    expect(profile.name).toBe('demo@me');
+    expect(profile.records.map((record) => record.__typename)).toEqual([
+      'TextRecord', 'TextRecord', 'TextRecord', 'PhoneRecord', 'TextRecord', 'SocialRecord',
+      'MapRecord', 'CryptoRecord', 'MapRecord', 'MapRecord', 'TextRecord', 'TextRecord',
+    ]);
+    expect(profile.records[3]?.numbers).toEqual(['+15550100', '+15550111']);
+  });
+
+  it('answers GET with the query in the URL, and plain JSON to clients that ask for it', async () => {
+    const url = new URL(endpoint);
+    url.searchParams.set('query', 'query ($names: [String!]!) { profiles(names: $names) { name } }');
+    url.searchParams.set('variables', JSON.stringify({ names: ['empty@me', 'nobody@me'] }));
+    const response = await fetch(url, { headers: { accept: 'application/json' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await response.json()).toEqual({ data: { profiles: [{ name: 'empty@me' }, null] } });
+  });
+
+  it('reports bad input as BAD_USER_INPUT with the contract message', async () => {
+    const answer = await postGraphQL(fetch, endpoint, '{ profile(name: "no name") { name } }');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      data: { profile: null },
+      errors: [{ message: 'Invalid name format, expected <local>@<domain>', extensions: { code: 'BAD_USER_INPUT' } }],
+    });
+  });
+
+  it('serves GraphiQL to browsers, opening with the example query', async () => {
+    const response = await fetch(endpoint, { headers: { accept: 'text/html' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const html = await response.text();
+    expect(html).toContain('GraphiQL');
+    // The example travels JSON-encoded inside the page.
+    expect(html).toContain(JSON.stringify(GRAPHIQL_EXAMPLE_QUERY).slice(1, 80));
+  });
+
+  it('runs the GraphiQL example query without errors', async () => {
+    const answer = await postGraphQL(fetch, endpoint, GRAPHIQL_EXAMPLE_QUERY);
+    expect(answer.body.errors).toBeUndefined();
+    expect(answer.body.data).toMatchObject({
+      profile: { name: 'demo@me', phone: { numbers: ['+15550100', '+15550111'] } },
+      ownerCheck: { hasCreated: false, email: 'hello@demo.example', name: 'demo@me' },
+    });
+  });
+
+  it('answers CORS preflight requests', async () => {
+    const response = await fetch(endpoint, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(response.status).toBeLessThan(300);
+    expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(response.headers.get('access-control-allow-methods')).toContain('POST');
+  });
+
+  it('carries the request id: the client’s when sane, a new one otherwise', async () => {
+    const echoed = await fetch(`${endpoint}?query=%7B__typename%7D`, { headers: { 'x-request-id': 'client-id-42' } });
+    expect(echoed.headers.get('x-request-id')).toBe('client-id-42');
+    const fresh = await fetch(`${endpoint}?query=%7B__typename%7D`, { headers: { 'x-request-id': 'bad id\twith tab' } });
+    expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('limits owner checks per client address across requests, and never answers private e-mails', async () => {
+    const check = `{ ownerCheck(email: "${PRIVATE_EMAILS.demoCreator}", name: "demo@me") { hasCreated email name } }`;
+    // The GraphiQL example above made one check from this address already.
+    const answers = [];
+    for (let i = 0; i < OWNER_CHECK_LIMIT; i++) answers.push(await postGraphQL(fetch, endpoint, check));
+    expect(answers.slice(0, OWNER_CHECK_LIMIT - 1).map((answer) => answer.body.data?.ownerCheck)).toEqual(
+      Array(OWNER_CHECK_LIMIT - 1).fill({ hasCreated: true, email: PRIVATE_EMAILS.demoCreator, name: 'demo@me' }),
+    );
+    const refused = answers[OWNER_CHECK_LIMIT - 1]!;
+    expect(errorCodes(refused.body)).toEqual(['RATE_LIMITED']);
+    expect(refused.body.errors![0]!.message).toMatch(/^Too many requests, retry in \d+ seconds$/);
+    expect(refused.text).not.toContain(PRIVATE_EMAILS.demoCreator);
+
+    const everything = await postGraphQL(fetch, endpoint, `{ profiles(names: ["demo@me", "self@me", "x@other", "odd@me"]) {
+      name description records { raw } } }`);
+    for (const email of Object.values(PRIVATE_EMAILS)) expect(everything.text).not.toContain(email);
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * The committed schema.graphql is the schema of the code, and `npm run schema` prints it; plus
+ * the rule that picks a record's GraphQL variant.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { recordVariant } from '../src/graphql/record-variant.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+describe('schema.graphql', () => {
+  // The CLI runs in a Node process of its own: the schema is printed exactly as `npm run schema`
+  // prints it, with the one copy of graphql that Node loads (Vitest would load a second one).
+  it('is the schema of the code, as `npm run schema` prints it (run it after changing a type)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nps-schema-'));
+    try {
+      const target = path.join(dir, 'schema.graphql');
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/print-schema.ts', target], { cwd: ROOT });
+      const printed = readFileSync(target, 'utf8');
+      expect(printed).toContain('type Query {');
+      expect(readFileSync(path.join(ROOT, 'schema.graphql'), 'utf8')).toBe(printed);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('record variants', () => {
+  it.each([
+    ['name', 'Demo', 'TextRecord'],
+    ['email', '', 'TextRecord'],
+    ['website', 'https://x', 'TextRecord'],
+    ['tg_bot', '@bot', 'TextRecord'],
+    ['web_url', 'https://x', 'TextRecord'],
+    ['web3_url', '', 'TextRecord'],
+    ['phone', '+1,+2', 'PhoneRecord'],
+    ['social', { twitter: 'x' }, 'SocialRecord'],
+    ['crypto', { btc: 'x' }, 'CryptoRecord'],
+    ['link', { Blog: 'x' }, 'MapRecord'],
+    ['notes', {}, 'MapRecord'],
+    ['img', { cover: 'x' }, 'MapRecord'],
+    ['pgp', 'key', 'GenericRecord'],
+    ['wallets', { doge: 'x' }, 'GenericRecord'],
+    ['name', { first: 'x' }, 'GenericRecord'],
+    ['phone', { mobile: '+1' }, 'GenericRecord'],
+    ['social', 'twitter', 'GenericRecord'],
+    ['link', { n: 1 }, 'GenericRecord'],
+    ['Name', 'case matters', 'GenericRecord'],
+  ])('%s with %j is a %s', (type, value, variant) => {
+    expect(recordVariant({ type, value: value as never })).toBe(variant);
+  });
+});

@@ -1,0 +1,160 @@
+/**
+ * A TCP proxy inside the test process, in front of a real server (PostgreSQL), that a test can
+ * break the way networks and databases break: cut every connection and refuse new ones (the
+ * database went down), hold every connection open without answering (a "black hole": a hung
+ * server or a partition), add latency (a slow database), and restore. The shared PostgreSQL
+ * server itself is never touched.
+ */
+import net from 'node:net';
+
+export type CutMode =
+  /** Existing connections are reset and new ones are reset as soon as they arrive. */
+  | 'refuse'
+  /** Existing and new connections stay open, but nothing is forwarded until `restore()`. */
+  | 'blackhole';
+
+export interface TcpProxyTarget {
+  host: string;
+  port: number;
+}
+
+export interface TcpProxy {
+  readonly host: string;
+  readonly port: number;
+  /** Connections accepted since the proxy started (tests use it to see reconnects). */
+  readonly acceptedConnections: number;
+  /** Connections currently open through the proxy. */
+  readonly openConnections: number;
+  /** `url` with its host and port replaced by the proxy's. */
+  urlThrough(url: string): string;
+  cut(mode?: CutMode): void;
+  /** Forwards again; held (black-holed) connections continue where they stopped. */
+  restore(): void;
+  /** Delays every chunk, in both directions, by `ms` (0 removes the delay). */
+  setLatency(ms: number): void;
+  close(): Promise<void>;
+}
+
+/** One client connection and its upstream twin. */
+interface Pipe {
+  client: net.Socket;
+  upstream: net.Socket | null;
+  destroy(): void;
+  /** Starts the upstream connection and forwarding, once. */
+  open(): void;
+}
+
+export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'): Promise<TcpProxy> {
+  const pipes = new Set<Pipe>();
+  let state: 'open' | CutMode = 'open';
+  let latencyMs = 0;
+  let accepted = 0;
+
+  // Chunks of one direction go out in order even when the latency changes in between.
+  const forwarder = (to: () => net.Socket | null) => {
+    let lastSendAt = 0;
+    return (chunk: Buffer) => {
+      const sendAt = Math.max(Date.now() + latencyMs, lastSendAt);
+      lastSendAt = sendAt;
+      const send = () => {
+        const socket = to();
+        if (socket !== null && !socket.destroyed) socket.write(chunk);
+      };
+      if (sendAt <= Date.now()) send();
+      else setTimeout(send, sendAt - Date.now());
+    };
+  };
+
+  const createPipe = (client: net.Socket): Pipe => {
+    const pipe: Pipe = {
+      client,
+      upstream: null,
+      destroy() {
+        // A reset, like a database host that went away, rather than a polite close.
+        if (!client.destroyed) client.resetAndDestroy();
+        pipe.upstream?.destroy();
+        pipes.delete(pipe);
+      },
+      open() {
+        if (pipe.upstream !== null || client.destroyed) return;
+        const upstream = net.connect(target.port, target.host); 
+        pipe.upstream = upstream;
+        upstream.on('data', forwarder(() => client));
+        upstream.on('error', () => pipe.destroy());
+        upstream.on('close', () => pipe.destroy());
+        client.resume();
+      },
+    };
+    client.pause();
+    client.on('data', forwarder(() => pipe.upstream));
+    client.on('error', () => pipe.destroy());
+    client.on('close', () => pipe.destroy());
+    return pipe;
+  };
+
+  const server = net.createServer({ pauseOnConnect: true }, (client) => {
+    accepted += 1;
+    if (state === 'refuse') {
+      client.resetAndDestroy();
+      return;
+    }
+    const pipe = createPipe(client);
+    pipes.add(pipe);
+    if (state === 'open') pipe.open();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as net.AddressInfo).port;
+
+  return {
+    host,
+    port,
+    get acceptedConnections() {
+      return accepted;
+    },
+    get openConnections() {
+      return pipes.size;
+    },
+    urlThrough(url) {
+      const rewritten = new URL(url);
+      rewritten.hostname = host;
+      rewritten.port = String(port);
+      return rewritten.toString();
+    },
+    cut(mode = 'refuse') {
+      state = mode;
+      for (const pipe of [...pipes]) {
+        if (mode === 'refuse') {
+          pipe.destroy();
+        } else {
+          pipe.client.pause();
+          pipe.upstream?.pause();
+        }
+      }
+    },
+    restore() {
+      state = 'open';
+      for (const pipe of pipes) {
+        if (pipe.upstream === null) {
+          pipe.open();
+        } else {
+          pipe.client.resume();
+          pipe.upstream.resume();
+        }
+      }
+    },
+    setLatency(ms) {
+      latencyMs = ms;
+    },
+    async close() {
+      for (const pipe of [...pipes]) pipe.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
