@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config/config.js';
+import { seedDemoData } from '../src/data/seed.js';
 import { openDatabase } from '../src/db/database.js';
 import { listen, type RunningServer } from '../src/http/server.js';
 import { createRouter } from '../src/http/router.js';
@@ -119,6 +120,59 @@ describe('health, readiness and metrics endpoints', () => {
     expect(line).toBeDefined();
     expect(JSON.stringify(served.log.lines)).not.toContain('owner.secret');
     expect(await (await fetch(`${served.server.url}/metrics`)).text()).not.toContain('owner.secret');
+  });
+});
+
+describe('metrics and logs of the API routes', () => {
+  let database: TestDatabase;
+  let served: Served;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('pglite');
+    const handle = await database.open();
+    await seedDemoData(handle.db);
+    await handle.close();
+    served = await serve(database);
+  });
+  afterAll(async () => {
+    await served?.stop();
+    await database?.drop();
+  });
+
+  it('measures GraphQL operations by name and notes them on the request line', async () => {
+    const response = await fetch(`${served.server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'ops-graphql-1' },
+      body: JSON.stringify({ query: 'query Lookup { profile(name: "demo@me") { name } }' }),
+    });
+    expect(await response.json()).toEqual({ data: { profile: { name: 'demo@me' } } });
+    await fetch(`${served.server.url}/graphql?query=${encodeURIComponent('{ profile(name: "not a name") { name } }')}`);
+
+    const text = await (await fetch(`${served.server.url}/metrics`)).text();
+    const ok = { operation: 'Lookup', type: 'query', outcome: 'ok' };
+    expect(sample(text, 'graphql_operation_duration_seconds_count', ok)).toBe(1);
+    const failed = { operation: 'anonymous', type: 'query', outcome: 'error' };
+    expect(sample(text, 'graphql_operation_duration_seconds_count', failed)).toBe(1);
+    expect(sample(text, 'http_requests_total', { method: 'POST', route: '/graphql', status: '200' })).toBe(1);
+    const line = served.log.lines.find((entry) => entry.requestId === 'ops-graphql-1');
+    expect(line).toMatchObject({ route: '/graphql', status: 200, operations: ['Lookup'] });
+  });
+
+  it('labels REST lookups by pattern and counts owner checks refused by the rate limit', async () => {
+    expect((await fetch(`${served.server.url}/api/demo@me`)).status).toBe(200);
+    const statuses = [];
+    for (let i = 0; i < 3; i += 1) {
+      const response = await fetch(`${served.server.url}/api/owner-check?email=someone%40example.com&name=demo@me`);
+      statuses.push(response.status);
+    }
+    // OWNER_CHECK_LIMIT is 2 in these tests.
+    expect(statuses).toEqual([200, 200, 429]);
+    const text = await (await fetch(`${served.server.url}/metrics`)).text();
+    expect(sample(text, 'http_requests_total', { route: '/api/:name', status: '200' })).toBe(1);
+    expect(sample(text, 'http_requests_total', { route: '/api/owner-check', status: '429' })).toBe(1);
+    expect(sample(text, 'rate_limit_rejections_total', { budget: 'owner_check' })).toBe(1);
+    expect(sample(text, 'rate_limit_rejections_total', { budget: 'profile' })).toBe(0);
+    expect(text).not.toContain('someone');
   });
 });
 

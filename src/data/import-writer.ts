@@ -84,16 +84,12 @@ async function replaceProfiles(db: Database, lines: readonly ProfileLine[]): Pro
           where profiles.content_hash <> excluded.content_hash or profiles.creator_email <> excluded.creator_email
           returning id, name, xmax = 0 as inserted`,
     );
-  let t0 = performance.now();
   const changed = await db.with(upserted).select().from(upserted);
-  (globalThis as any).T.upsert += performance.now() - t0; t0 = performance.now();
   if (changed.length === 0) return 0;
 
   const replaced = changed.filter((row) => !row.inserted).map((row) => row.id);
   if (replaced.length > 0) await db.delete(records).where(inArray(records.profileId, replaced));
-  (globalThis as any).T.del += performance.now() - t0; t0 = performance.now();
   await insertRecords(db, changed, lines);
-  (globalThis as any).T.rec += performance.now() - t0;
   return changed.length;
 }
 

@@ -44,6 +44,39 @@ export async function findProfilesByNames(db: Database, names: readonly string[]
   return db.select(publicProfileColumns).from(profiles).where(inArray(profiles.name, [...names]));
 }
 
+export interface ProfileWithRecords extends PublicProfile {
+  records: ProfileRecord[];
+}
+
+/**
+ * Profiles with their records in one statement, for requests that want both (every REST lookup):
+ * one round trip instead of two. The records come as a JSON array per profile.
+ */
+export async function findProfilesWithRecordsByNames(
+  db: Database,
+  names: readonly string[],
+): Promise<ProfileWithRecords[]> {
+  if (names.length === 0) return [];
+  const rows = await db
+    .select({
+      ...publicProfileColumns,
+      records: sql<RecordTuple[] | string>`coalesce((
+        select json_agg(json_build_array(${records.key}, ${records.type}, ${records.value}) order by ${records.key})
+        from ${records} where ${records.profileId} = ${profiles.id}), '[]'::json)`,
+    })
+    .from(profiles)
+    .where(inArray(profiles.name, [...names]));
+  return rows.map(({ records: tuples, ...profile }) => ({
+    ...profile,
+    // Drivers hand json over parsed or as text, depending on their type parsers.
+    records: (typeof tuples === 'string' ? (JSON.parse(tuples) as RecordTuple[]) : tuples).map(
+      ([key, type, value]) => ({ profileId: profile.id, key, type, value }),
+    ),
+  }));
+}
+
+type RecordTuple = [key: number, type: string, value: RecordValue];
+
 /** Records of the given profiles, in ascending key order within each profile. */
 export async function findRecordsByProfileIds(db: Database, ids: readonly number[]): Promise<ProfileRecord[]> {
   if (ids.length === 0) return [];

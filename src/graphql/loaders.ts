@@ -9,6 +9,7 @@ import type { Database } from '../db/database.js';
 import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
 import {
   findProfilesByNames,
+  findProfilesWithRecordsByNames,
   findRecordsByProfileIds,
   isOwnerOrCreator,
   type ProfileRecord,
@@ -27,6 +28,12 @@ export interface OwnershipQuestion {
 export interface Loaders {
   /** Public profile by name ID; keys are canonicalised, so `Demo@ME` and `demo@me` share one load. */
   profileByName: DataLoader<string, PublicProfile | null, string>;
+  /**
+   * The same profiles, read together with their records in one statement; it fills
+   * `recordsByProfileId` so the records resolvers need no second query. Used when the request
+   * selects records (every REST lookup does).
+   */
+  profileWithRecordsByName: DataLoader<string, PublicProfile | null, string>;
   /** Records of a profile in ascending key order (empty when it has none). */
   recordsByProfileId: DataLoader<number, ProfileRecord[]>;
   /** Whether the e-mail owns the namespace of the name or created it. */
@@ -36,6 +43,14 @@ export interface Loaders {
 export function createLoaders(db: Database, logger: Logger): Loaders {
   const guarded = <K, V>(loader: string, batch: (keys: readonly K[]) => Promise<V[]>) =>
     unavailableAsServiceError(loader, logger, batch);
+
+  const recordsByProfileId = new DataLoader(
+    guarded('recordsByProfileId', async (ids: readonly number[]) => {
+      const byProfile = new Map<number, ProfileRecord[]>(ids.map((id) => [id, []]));
+      for (const record of await findRecordsByProfileIds(db, ids)) byProfile.get(record.profileId)?.push(record);
+      return ids.map((id) => byProfile.get(id) ?? []);
+    }),
+  );
 
   return {
     profileByName: new DataLoader(
@@ -47,13 +62,19 @@ export function createLoaders(db: Database, logger: Logger): Loaders {
       }),
       { cacheKeyFn: canonicalName },
     ),
-    recordsByProfileId: new DataLoader(
-      guarded('recordsByProfileId', async (ids: readonly number[]) => {
-        const byProfile = new Map<number, ProfileRecord[]>(ids.map((id) => [id, []]));
-        for (const record of await findRecordsByProfileIds(db, ids)) byProfile.get(record.profileId)?.push(record);
-        return ids.map((id) => byProfile.get(id) ?? []);
+    profileWithRecordsByName: new DataLoader(
+      guarded('profileWithRecordsByName', async (names: readonly string[]) => {
+        const canonical = names.map(canonicalName);
+        const found = new Map<string, PublicProfile>();
+        for (const { records, ...profile } of await findProfilesWithRecordsByNames(db, canonical)) {
+          recordsByProfileId.prime(profile.id, records);
+          found.set(profile.name, profile);
+        }
+        return canonical.map((name) => found.get(name) ?? null);
       }),
+      { cacheKeyFn: canonicalName },
     ),
+    recordsByProfileId,
     ownership: new DataLoader(
       // Owner checks are rate-limited to a handful per minute, so one small statement each is fine.
       guarded('ownership', async (questions: readonly OwnershipQuestion[]) =>

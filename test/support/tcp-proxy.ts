@@ -25,11 +25,17 @@ export interface TcpProxy {
   readonly acceptedConnections: number;
   /** Connections currently open through the proxy. */
   readonly openConnections: number;
+  /** Numbers of the connections open now (the n-th accepted connection is number n). */
+  openConnectionNumbers(): number[];
   /** `url` with its host and port replaced by the proxy's. */
   urlThrough(url: string): string;
   cut(mode?: CutMode): void;
-  /** Forwards again; held (black-holed) connections continue where they stopped. */
-  restore(): void;
+  /**
+   * Forwards new connections again. Held (black-holed) connections continue where they stopped,
+   * or with `held: 'abandon'` stay silent for good, as those to a host that never comes back
+   * while a new path to the database works (a fail-over).
+   */
+  restore(options?: { held?: 'resume' | 'abandon' }): void;
   /** Delays every chunk, in both directions, by `ms` (0 removes the delay). */
   setLatency(ms: number): void;
   close(): Promise<void>;
@@ -37,6 +43,7 @@ export interface TcpProxy {
 
 /** One client connection and its upstream twin. */
 interface Pipe {
+  number: number;
   client: net.Socket;
   upstream: net.Socket | null;
   destroy(): void;
@@ -46,6 +53,8 @@ interface Pipe {
 
 export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'): Promise<TcpProxy> {
   const pipes = new Set<Pipe>();
+  /** Held connections that will never be forwarded again. */
+  const abandoned = new Set<Pipe>();
   let state: 'open' | CutMode = 'open';
   let latencyMs = 0;
   let accepted = 0;
@@ -65,8 +74,9 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
     };
   };
 
-  const createPipe = (client: net.Socket): Pipe => {
+  const createPipe = (client: net.Socket, number: number): Pipe => {
     const pipe: Pipe = {
+      number,
       client,
       upstream: null,
       destroy() {
@@ -74,6 +84,7 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
         if (!client.destroyed) client.resetAndDestroy();
         pipe.upstream?.destroy();
         pipes.delete(pipe);
+        abandoned.delete(pipe);
       },
       open() {
         if (pipe.upstream !== null || client.destroyed) return;
@@ -98,7 +109,7 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
       client.resetAndDestroy();
       return;
     }
-    const pipe = createPipe(client);
+    const pipe = createPipe(client, accepted);
     pipes.add(pipe);
     if (state === 'open') pipe.open();
   });
@@ -121,6 +132,9 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
     get openConnections() {
       return pipes.size;
     },
+    openConnectionNumbers() {
+      return [...pipes].map((pipe) => pipe.number);
+    },
     urlThrough(url) {
       const rewritten = new URL(url);
       rewritten.hostname = host;
@@ -138,8 +152,12 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
         }
       }
     },
-    restore() {
+    restore({ held = 'resume' } = {}) {
       state = 'open';
+      if (held === 'abandon') {
+        for (const pipe of pipes) abandoned.add(pipe);
+        return;
+      }
       for (const pipe of pipes) {
         if (pipe.upstream === null) {
           pipe.open();

@@ -2,6 +2,7 @@ import { INVALID_NAME_MESSAGE, parseNameId } from '../../names/name-id.js';
 import { builder } from '../builder.js';
 import { badUserInputError } from '../errors.js';
 import { consumeBudget } from '../rate-limit.js';
+import { profileLoaderFor } from '../profile-loader.js';
 import { ProfileRef } from '../types/profile.js';
 
 /** Bounds the work of one field; a client with more names sends several queries. */
@@ -16,7 +17,7 @@ builder.queryField('profiles', (t) =>
       'Any invalid name ID makes the field a BAD_USER_INPUT error naming its position. ' +
       'Draws one point of the profile rate limit per name.',
     args: { names: t.arg.stringList({ required: true }) },
-    resolve: async (_root, args, context) => {
+    resolve: async (_root, args, context, info) => {
       const { names } = args;
       if (names.length > MAX_PROFILES_PER_QUERY) {
         throw badUserInputError(`At most ${MAX_PROFILES_PER_QUERY} names per query, got ${names.length}`, {
@@ -32,7 +33,8 @@ builder.queryField('profiles', (t) =>
         throw badUserInputError(`${INVALID_NAME_MESSAGE} (${positions})`, { invalidIndexes: invalid });
       }
       // One failure fails the field once, rather than once per name as loadMany would.
-      return Promise.all(parsed.map((name) => context.loaders.profileByName.load(name!.name)));
+      const loader = profileLoaderFor(context, info);
+      return Promise.all(parsed.map((name) => loader.load(name!.name)));
     },
   }),
 );

@@ -1,0 +1,115 @@
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config/config.js';
+
+function errorOf(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`no ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 4000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      dataDir: path.resolve('./.data'),
+      redisUrl: undefined,
+      trustProxyHops: 0,
+      ownerCheckLimit: 10,
+      logLevel: 'info',
+      workers: 1,
+      production: true,
+    });
+    expect(loadConfig({}).profileLimit).toBeGreaterThan(10);
+  });
+
+  it('reads every variable of the contract', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://app:secret@db.internal:5432/profiles',
+      DATA_DIR: '/var/lib/profiles',
+      REDIS_URL: 'redis://cache:6379',
+      TRUST_PROXY_HOPS: '2',
+      OWNER_CHECK_LIMIT: '5',
+      PROFILE_LIMIT: '0',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'postgres://app:secret@db.internal:5432/profiles',
+      dataDir: '/var/lib/profiles',
+      redisUrl: 'redis://cache:6379',
+      trustProxyHops: 2,
+      ownerCheckLimit: 5,
+      profileLimit: 0,
+      logLevel: 'debug',
+    });
+  });
+
+  it('treats empty and blank values as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '   ', LOG_LEVEL: ' ' })).toMatchObject({
+      port: 4000,
+      databaseUrl: undefined,
+      logLevel: 'info',
+    });
+  });
+
+  it('runs one worker per core with WORKERS=auto', () => {
+    expect(loadConfig({ WORKERS: 'auto', DATABASE_URL: 'postgres://app@db.internal/profiles' }).workers).toBe(
+      os.availableParallelism(),
+    );
+  });
+
+  it('is not in production mode for development and test', () => {
+    expect(loadConfig({ NODE_ENV: 'development' }).production).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'test' }).production).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production' }).production).toBe(true);
+  });
+
+  const badValues: Array<[string, string]> = [
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['HOST', 'local host'],
+    ['HOST', 'a/b'],
+    ['DATABASE_URL', 'not a url'],
+    ['DATABASE_URL', 'mysql://root@localhost/db'],
+    ['REDIS_URL', 'localhost:6379'],
+    ['REDIS_URL', 'http://cache:6379'],
+    ['TRUST_PROXY_HOPS', 'yes'],
+    ['TRUST_PROXY_HOPS', '33'],
+    ['OWNER_CHECK_LIMIT', '0'],
+    ['OWNER_CHECK_LIMIT', 'ten'],
+    ['PROFILE_LIMIT', '-5'],
+    ['LOG_LEVEL', 'loud'],
+    ['WORKERS', '0'],
+    ['WORKERS', 'many'],
+    ['DB_POOL_SIZE', '0'],
+    ['DB_CONNECT_TIMEOUT', '0'],
+    ['DB_STATEMENT_TIMEOUT_MS', '50'],
+    ['CACHE_MAX_AGE', 'forever'],
+    ['SHUTDOWN_TIMEOUT_MS', '1e3'],
+  ];
+
+  it.each(badValues)('rejects %s=%j with one line naming the variable', (variable, value) => {
+    const error = errorOf({ [variable]: value });
+    expect(error.variable).toBe(variable);
+    expect(error.message).toContain(variable);
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('does not repeat a database password in its error', () => {
+    const error = errorOf({ DATABASE_URL: 'mysql://root:hunter2@localhost/db' });
+    expect(error.message).not.toContain('hunter2');
+  });
+});

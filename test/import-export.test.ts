@@ -1,0 +1,217 @@
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { eq, sql } from 'drizzle-orm';
+import type { DatabaseHandle } from '../src/db/database.js';
+import { profiles, records } from '../src/db/schema.js';
+import { importLines, importStream, type ImportOptions } from '../src/data/importer.js';
+import { generateNdjson } from '../src/data/generator.js';
+import { seedDemoData } from '../src/data/seed.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { emptyDatabase, exportText, ndjson, snapshotDatabase } from './support/data-files.js';
+
+const NAMESPACE = { kind: 'namespace', name: 'bulk', ownerEmail: 'bulk-owner@example.com' };
+const goodProfile = (index: number) => ({
+  kind: 'profile',
+  name: `user${index}@bulk`,
+  creatorEmail: `user${index}@example.org`,
+  description: `Profile ${index}`,
+  records: { '1': { type: 'name', value: `User ${index}` }, '6': { type: 'social', value: { twitter: `u${index}` } } },
+});
+/** Line 1 is the namespace, lines 2..count+1 are good profiles. */
+const goodLines = (count: number) => ndjson(NAMESPACE, ...Array.from({ length: count }, (_, index) => goodProfile(index)));
+/** Small batches, so good lines before a bad one have really been written when it is found. */
+const SMALL_BATCHES: ImportOptions = { batchSize: 7 };
+
+describe.each(databaseKinds())('import and export on %s', (kind) => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open();
+  });
+  afterAll(async () => {
+    await handle?.close();
+    await testDb?.drop();
+  });
+  beforeEach(async () => {
+    await emptyDatabase(handle.db);
+    await seedDemoData(handle.db);
+  });
+
+  it('imports a file and reports what it wrote', async () => {
+    const report = await importLines(handle.db, goodLines(30), SMALL_BATCHES);
+    expect(report).toMatchObject({ ok: true, lines: 31, namespaces: 1, profiles: 30, namespacesChanged: 1, profilesChanged: 30, problemCount: 0 });
+    const [stored] = await handle.db.select().from(profiles).where(eq(profiles.name, 'user29@bulk'));
+    expect(stored).toMatchObject({ localPart: 'user29', namespace: 'bulk', description: 'Profile 29', creatorEmail: 'user29@example.org', level: 0, image: '' });
+  });
+
+  const badLines: Array<[string, string, string]> = [
+    ['bad JSON', '{"kind":"profile","name":"x@bulk"', 'invalid JSON'],
+    ['unknown kind', '{"kind":"person","name":"x@bulk"}', 'unknown kind "person"'],
+    ['invalid name', JSON.stringify({ ...goodProfile(1000), name: 'bad name@bulk' }), 'invalid name "bad name@bulk"'],
+    ['invalid e-mail', JSON.stringify({ ...goodProfile(1000), creatorEmail: 'nobody' }), 'invalid creatorEmail'],
+    ['invalid owner e-mail', '{"kind":"namespace","name":"other","ownerEmail":"@example.com"}', 'invalid ownerEmail'],
+    ['wrong value shape', JSON.stringify({ ...goodProfile(1000), records: { '6': { type: 'social', value: 'u1000' } } }), 'record type "social" needs an object'],
+    ['non-numeric key', JSON.stringify({ ...goodProfile(1000), records: { one: { type: 'name', value: 'x' } } }), 'record key "one" is not a record number'],
+    ['unknown namespace', JSON.stringify({ ...goodProfile(1000), name: 'x@nowhere' }), 'unknown namespace "nowhere"'],
+    ['bad level', JSON.stringify({ ...goodProfile(1000), level: -3 }), '"level" must be an integer'],
+  ];
+
+  it.each(badLines)('rejects a file with one %s line and writes nothing', async (_, badLine, reason) => {
+    const before = await snapshotDatabase(handle.db);
+    // 40 good lines, then the bad one as line 42, then more good lines that change the demo data.
+    const lines = [...goodLines(40), badLine, JSON.stringify({ ...goodProfile(7), name: 'demo@me' })];
+    const report = await importLines(handle.db, lines, SMALL_BATCHES);
+    expect(report.ok).toBe(false);
+    expect(report.problems).toEqual([{ line: 42, reason: expect.stringContaining(reason) }]);
+    expect(report.problemCount).toBe(1);
+    expect(report.profilesChanged).toBe(0);
+    expect(await snapshotDatabase(handle.db)).toEqual(before);
+  });
+
+  it('rejects a line that is not valid UTF-8', async () => {
+    const before = await snapshotDatabase(handle.db);
+    const file = Buffer.concat([
+      Buffer.from(`${goodLines(3).join('\n')}\n`),
+      Buffer.from('{"kind":"profile","name":"caf'),
+      Buffer.from([0xe9]), // "é" in Latin-1: not UTF-8
+      Buffer.from('@bulk","creatorEmail":"a@example.com"}\n'),
+    ]);
+    const report = await importStream(handle.db, Readable.from([file]));
+    expect(report.problems).toEqual([{ line: 5, reason: 'not valid UTF-8 text' }]);
+    expect(await snapshotDatabase(handle.db)).toEqual(before);
+  });
+
+  it('lists every bad line in order, keeps validating after the first, and caps the list', async () => {
+    const lines = goodLines(60);
+    lines[4] = '{';
+    lines[20] = JSON.stringify({ ...goodProfile(20), name: 'x@unknown' });
+    lines[21] = '{"kind":"namespace","name":"-bad","ownerEmail":"o@example.com"}';
+    lines[59] = JSON.stringify({ ...goodProfile(59), records: { '1': { type: 'name', value: 1 } } });
+    const report = await importLines(handle.db, lines, { ...SMALL_BATCHES, maxReportedProblems: 3 });
+    expect(report.problemCount).toBe(4);
+    expect(report.problems.map((problem) => problem.line)).toEqual([5, 21, 22]);
+    const all = await importLines(handle.db, lines, SMALL_BATCHES);
+    expect(all.problems.map((problem) => problem.line)).toEqual([5, 21, 22, 60]);
+  });
+
+  it('reports a bad namespace line once, not again for every profile under it', async () => {
+    const lines = ndjson({ kind: 'namespace', name: 'fresh', ownerEmail: 'not-an-email' }, { ...goodProfile(1), name: 'a@fresh' }, { ...goodProfile(2), name: 'b@fresh' });
+    const report = await importLines(handle.db, lines);
+    expect(report.problems).toEqual([{ line: 1, reason: expect.stringContaining('invalid ownerEmail') }]);
+  });
+
+  it('requires a namespace to be declared before the profiles that use it', async () => {
+    const lines = ndjson({ ...goodProfile(1), name: 'a@later' }, { kind: 'namespace', name: 'later', ownerEmail: 'o@example.com' }, { ...goodProfile(2), name: 'b@later' });
+    const report = await importLines(handle.db, lines);
+    expect(report.problems).toEqual([{ line: 1, reason: expect.stringContaining('unknown namespace "later"') }]);
+  });
+
+  it('uses namespaces that already exist, matched case-insensitively', async () => {
+    const report = await importLines(handle.db, ndjson({ ...goodProfile(1), name: 'New@ME' }, { ...goodProfile(2), name: 'other@Studio' }));
+    expect(report.ok).toBe(true);
+    const names = await handle.db.select({ name: profiles.name, namespace: profiles.namespace }).from(profiles).where(sql`${profiles.name} in ('new@me', 'other@studio')`);
+    expect(names).toHaveLength(2);
+  });
+
+  it('replaces an existing profile whole, records too, whatever the case of its name', async () => {
+    const [old] = await handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
+    const replacement = { kind: 'profile', name: 'DEMO@Me', creatorEmail: ' New.Maker@Example.com ', description: 'Replaced', records: { '2': { type: 'email', value: 'new@demo.example' }, '70': { type: 'notes', value: { b: '2', a: '1' } } } };
+    const report = await importLines(handle.db, ndjson(replacement));
+    expect(report).toMatchObject({ ok: true, profilesChanged: 1 });
+
+    const [stored] = await handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
+    expect(stored).toMatchObject({ id: old!.id, description: 'Replaced', image: '', level: 0, creatorEmail: 'New.Maker@Example.com' });
+    expect(stored!.contentHash).not.toBe(old!.contentHash);
+    expect(stored!.updatedAt.getTime()).toBeGreaterThanOrEqual(old!.updatedAt.getTime());
+    const storedRecords = await handle.db
+      .select({ key: records.key, type: records.type, value: sql<string>`${records.value}::text` })
+      .from(records)
+      .where(eq(records.profileId, old!.id))
+      .orderBy(records.key);
+    expect(storedRecords).toEqual([
+      { key: 2, type: 'email', value: '"new@demo.example"' },
+      { key: 70, type: 'notes', value: '{"b":"2","a":"1"}' },
+    ]);
+  });
+
+  it('updates a namespace owner only when it changed', async () => {
+    const same = await importLines(handle.db, ndjson({ kind: 'namespace', name: 'ME', ownerEmail: 'owner@example.com' }));
+    expect(same.namespacesChanged).toBe(0);
+    const changed = await importLines(handle.db, ndjson({ kind: 'namespace', name: 'me', ownerEmail: 'new-owner@example.com' }));
+    expect(changed.namespacesChanged).toBe(1);
+  });
+
+  it('lets the last line win when a file names a profile twice, within a batch and across batches', async () => {
+    const lines = [...goodLines(20), JSON.stringify({ ...goodProfile(3), description: 'second' }), JSON.stringify({ ...goodProfile(19), description: 'third', records: {} })];
+    lines.splice(5, 0, JSON.stringify({ ...goodProfile(19), description: 'first' }));
+    const report = await importLines(handle.db, lines, SMALL_BATCHES);
+    expect(report.ok).toBe(true);
+    const rows = await handle.db.select({ name: profiles.name, description: profiles.description, id: profiles.id }).from(profiles).where(sql`${profiles.name} in ('user3@bulk', 'user19@bulk')`).orderBy(profiles.name);
+    expect(rows.map((row) => [row.name, row.description])).toEqual([
+      ['user19@bulk', 'third'],
+      ['user3@bulk', 'second'],
+    ]);
+    const leftover = await handle.db.select().from(records).where(eq(records.profileId, rows[0]!.id));
+    expect(leftover).toEqual([]);
+  });
+
+  it('skips blank lines, a byte order mark and CR line ends, and counts them for line numbers', async () => {
+    const text = `\uFEFF${JSON.stringify(NAMESPACE)}\r\n\r\n   \n${JSON.stringify(goodProfile(1))}\r\n{bad}\n`;
+    const report = await importStream(handle.db, Readable.from([Buffer.from(text)]));
+    expect(report.lines).toBe(5);
+    expect(report.problems).toEqual([{ line: 5, reason: expect.stringContaining('invalid JSON') }]);
+  });
+
+  it('reads lines split across chunks of a stream', async () => {
+    const text = `${goodLines(5).join('\n')}\n`;
+    const bytes = Buffer.from(text);
+    const chunks = Array.from({ length: Math.ceil(bytes.length / 13) }, (_, index) => bytes.subarray(index * 13, index * 13 + 13));
+    const report = await importStream(handle.db, Readable.from(chunks));
+    expect(report).toMatchObject({ ok: true, profiles: 5 });
+  });
+
+  it('changes nothing when an export is imported again', async () => {
+    await importLines(handle.db, [...generateNdjson({ profiles: 150, seed: 11, namespaces: 4 })].join('').split('\n'), SMALL_BATCHES);
+    const exported = await exportText(handle.db);
+    const before = await snapshotDatabase(handle.db);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // a changed row would get a later updated_at
+    const report = await importLines(handle.db, exported.split('\n'), SMALL_BATCHES);
+    expect(report).toMatchObject({ ok: true, namespacesChanged: 0, profilesChanged: 0 });
+    expect(await snapshotDatabase(handle.db)).toEqual(before);
+  });
+
+  it('exports the same text whatever the page size', async () => {
+    const whole = await exportText(handle.db);
+    expect(await exportText(handle.db, { pageSize: 2 })).toBe(whole);
+    const lines = whole.trimEnd().split('\n').map((line) => JSON.parse(line) as { kind: string; name: string });
+    const namespaces = lines.filter((line) => line.kind === 'namespace').map((line) => line.name);
+    expect(lines.slice(0, namespaces.length).every((line) => line.kind === 'namespace')).toBe(true);
+    expect(namespaces).toEqual([...namespaces].sort());
+  });
+
+  it('round-trips through an export into an empty database, private e-mails included', async () => {
+    await importLines(handle.db, [...generateNdjson({ profiles: 120, seed: 5, namespaces: 3 })].join('').split('\n'));
+    const exported = await exportText(handle.db);
+    expect(exported).toContain('"ownerEmail":"Studio.Admin@example.org"');
+    expect(exported).toContain('"creatorEmail":"maker@example.com"');
+
+    const otherDb = await createTestDatabase(kind);
+    const other = await otherDb.open();
+    try {
+      const report = await importLines(other.db, exported.split('\n'));
+      expect(report.ok).toBe(true);
+      expect(await exportText(other.db)).toBe(exported);
+      const withoutVolatile = (snapshot: Awaited<ReturnType<typeof snapshotDatabase>>) => ({
+        namespaces: snapshot.namespaces,
+        profiles: snapshot.profiles.map(({ id: _id, updatedAt: _updatedAt, ...rest }) => rest),
+        records: snapshot.records.map(({ profileId: _profileId, ...rest }) => rest),
+      });
+      expect(withoutVolatile(await snapshotDatabase(other.db))).toEqual(withoutVolatile(await snapshotDatabase(handle.db)));
+    } finally {
+      await other.close();
+      await otherDb.drop();
+    }
+  });
+});

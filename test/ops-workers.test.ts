@@ -1,0 +1,106 @@
+/**
+ * WORKERS > 1: the service as a Node cluster, run as operators run it (a child process). Two
+ * workers share the port and both answer; the primary restarts a worker that dies, sums the
+ * workers' metrics, and on SIGTERM stops them all cleanly.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { spawnServerProcess, startServerProcess, type LogLine, type ServerProcess } from './support/server-process.js';
+
+/** A GET on a connection of its own, so that the primary hands each request to some worker. */
+function getOnNewConnection(url: string, requestId: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, { agent: false, headers: { 'x-request-id': requestId } }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('error', reject);
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const listeningWorkers = (service: ServerProcess): LogLine[] =>
+  service.logs.filter((line) => line.msg === 'listening' && line.pid !== service.pid);
+
+describe('WORKERS without DATABASE_URL', () => {
+  it('stops start-up with one line naming the setting', async () => {
+    const service = spawnServerProcess({ env: { WORKERS: '2' } });
+    const exit = await service.exited;
+    expect(exit.code).toBe(2);
+    expect(service.stderr.trim().split('\n')).toHaveLength(1);
+    expect(service.stderr).toMatch(/^Invalid configuration: WORKERS .*DATABASE_URL/);
+  });
+});
+
+describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('WORKERS=2 on PostgreSQL', () => {
+  let database: TestDatabase;
+  let service: ServerProcess;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    service = await startServerProcess({ env: { WORKERS: '2', DATABASE_URL: database.url!, LOG_LEVEL: 'info' } });
+    await service.waitForLog((line) => line.msg === 'all workers listening');
+    // The primary learns of a listening worker before that worker's own log line is written.
+    await service.waitForLog(() => new Set(listeningWorkers(service).map((line) => line.pid)).size === 2);
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await database?.drop();
+  });
+
+  it('answers from both workers, and /metrics counts the requests of all of them', async () => {
+    const workers = new Set(listeningWorkers(service).map((line) => line.pid));
+    expect(workers.size).toBe(2);
+    expect(workers.has(service.pid)).toBe(false);
+
+    const ids = Array.from({ length: 40 }, (_, i) => `workers-${i}`);
+    const statuses = await Promise.all(ids.map((id) => getOnNewConnection(`${service.url}/readyz`, id)));
+    expect(statuses).toEqual(Array(40).fill(200));
+
+    // Each worker logs the requests it answered, with its own pid.
+    const answeredBy = await Promise.all(
+      ids.map((id) => service.waitForLog((line) => line.msg === 'request' && line.requestId === id)),
+    );
+    const pids = new Set(answeredBy.map((line) => line.pid));
+    expect(pids).toEqual(workers);
+
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics).toMatch(/^http_requests_total\{method="GET",route="\/readyz",status="200"\} 40$/m);
+  });
+
+  it('restarts a worker that dies, and keeps serving', async () => {
+    const before = new Set(listeningWorkers(service).map((line) => line.pid));
+    const [victim] = before;
+    process.kill(victim!, 'SIGKILL');
+    await service.waitForLog((line) => line.msg === 'worker exited unexpectedly' && line.workerPid === victim);
+    const replacement = await service.waitForLog(
+      (line) => line.msg === 'listening' && line.pid !== service.pid && !before.has(line.pid),
+      15_000,
+    );
+    expect(isAlive(replacement.pid)).toBe(true);
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => getOnNewConnection(`${service.url}/readyz`, `after-restart-${i}`)),
+    );
+    expect(statuses).toEqual(Array(10).fill(200));
+  });
+
+  it('stops every worker on SIGTERM and exits 0', async () => {
+    const workerPids = [...new Set(listeningWorkers(service).map((line) => line.pid))].filter(isAlive);
+    expect(workerPids).toHaveLength(2);
+    const exit = await service.stop();
+    expect(exit).toEqual({ code: 0, signal: null });
+    for (const pid of workerPids) expect(isAlive(pid)).toBe(false);
+    expect(service.logs.filter((line) => line.msg === 'worker stopped')).toHaveLength(2);
+    expect(service.logs.find((line) => line.msg === 'all workers stopped')).toMatchObject({ clean: true });
+  });
+});

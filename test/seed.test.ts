@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { asc, eq, sql } from 'drizzle-orm';
+import type { DatabaseHandle } from '../src/db/database.js';
+import { namespaces, profiles, records } from '../src/db/schema.js';
+import { DEMO_DATA } from '../src/data/demo-data.js';
+import { seedDemoData, seedIfEmpty } from '../src/data/seed.js';
+import { MAP_RECORD_TYPES, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { emptyDatabase, snapshotDatabase } from './support/data-files.js';
+
+/** The records of `GET /api/demo@me` in the API contract's example, written out independently. */
+const CONTRACT_DEMO_RECORDS = `{
+  "1": {"type": "name", "value": "Demo Person"},
+  "2": {"type": "email", "value": "hello@demo.example"},
+  "3": {"type": "website", "value": "https://demo.example"},
+  "4": {"type": "phone", "value": "+15550100,+15550111"},
+  "5": {"type": "tg_bot", "value": ""},
+  "6": {"type": "social", "value": {"twitter": "demo", "discord": "demo#0001", "instagram": "demo.pics"}},
+  "7": {"type": "link", "value": {"Blog": "https://blog.demo.example", "Shop": "https://shop.demo.example"}},
+  "8": {"type": "crypto", "value": {"btc": "bc1qdemo0000000000000000000000000000000", "eth": "0x0000000000000000000000000000000000dE0000", "sol": "DemoSo1ana111111111111111111111111111111111"}},
+  "9": {"type": "notes", "value": {"Hours": "Mon-Fri 9-17", "Address": "1 Sample Street, Example City"}},
+  "20": {"type": "img", "value": {"cover": "https://img.example.org/demo/cover.png"}},
+  "50": {"type": "web_url", "value": "https://profiles.example.org/demo@me"},
+  "51": {"type": "web3_url", "value": ""}
+}`;
+
+describe.each(databaseKinds())('demo data on %s', (kind) => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open();
+  });
+  afterAll(async () => {
+    await handle?.close();
+    await testDb?.drop();
+  });
+  beforeEach(async () => {
+    await emptyDatabase(handle.db);
+  });
+
+  it('seeds an empty database once', async () => {
+    expect(await seedIfEmpty(handle)).toBe(true);
+    const after = await snapshotDatabase(handle.db);
+    expect(after.profiles.length).toBe(DEMO_DATA.filter((object) => object.kind === 'profile').length);
+    expect(await seedIfEmpty(handle)).toBe(false);
+    expect(await snapshotDatabase(handle.db)).toEqual(after);
+  });
+
+  it('leaves a database alone that holds data of its own', async () => {
+    await handle.db.insert(namespaces).values({ name: 'mine', ownerEmail: 'me@example.com' });
+    expect(await seedIfEmpty(handle)).toBe(false);
+    expect(await handle.db.select().from(profiles)).toEqual([]);
+  });
+
+  it('writes demo@me exactly as the contract example: values, key order and map order', async () => {
+    await seedDemoData(handle.db);
+    const [demo] = await handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
+    expect(demo).toMatchObject({
+      name: 'demo@me',
+      localPart: 'demo',
+      namespace: 'me',
+      description: 'A sample profile that shows every kind of record.',
+      image: 'https://img.example.org/avatars/demo@me.jpg',
+      level: 2,
+    });
+    const stored = await handle.db
+      .select({ key: records.key, type: records.type, value: sql<string>`${records.value}::text` })
+      .from(records)
+      .where(eq(records.profileId, demo!.id))
+      .orderBy(asc(records.key));
+    const expected = Object.entries(JSON.parse(CONTRACT_DEMO_RECORDS) as Record<string, { type: string; value: unknown }>);
+    expect(stored.map((record) => String(record.key))).toEqual(expected.map(([key]) => key));
+    expect(stored.map((record) => [record.type, record.value])).toEqual(expected.map(([, record]) => [record.type, JSON.stringify(record.value)]));
+  });
+
+  it('is idempotent when asked again', async () => {
+    await seedDemoData(handle.db);
+    const before = await snapshotDatabase(handle.db);
+    const report = await seedDemoData(handle.db);
+    expect(report).toMatchObject({ namespacesChanged: 0, profilesChanged: 0 });
+    expect(await snapshotDatabase(handle.db)).toEqual(before);
+  });
+
+  it('covers every record type, empty values, non-ASCII text, no records and an unspecified type', async () => {
+    await seedDemoData(handle.db);
+    const types = new Set((await handle.db.selectDistinct({ type: records.type }).from(records)).map((row) => row.type));
+    for (const type of [...STRING_RECORD_TYPES, ...MAP_RECORD_TYPES]) expect(types, type).toContain(type);
+    expect([...types].some((type) => !(STRING_RECORD_TYPES as readonly string[]).includes(type) && !(MAP_RECORD_TYPES as readonly string[]).includes(type))).toBe(true);
+
+    const values = (await handle.db.select({ value: sql<string>`${records.value}::text` }).from(records)).map((row) => row.value);
+    expect(values).toContain('""');
+    expect(values).toContain('{}');
+
+    const all = await handle.db.select().from(profiles);
+    expect(all.some((profile) => /[^\x00-\x7f]/.test(profile.localPart))).toBe(true);
+    expect(all.some((profile) => /[^\x00-\x7f]/.test(profile.description))).toBe(true);
+    const withRecords = new Set((await handle.db.selectDistinct({ id: records.profileId }).from(records)).map((row) => row.id));
+    expect(all.some((profile) => !withRecords.has(profile.id))).toBe(true);
+  });
+
+  it('uses only reserved example domains for private e-mails', async () => {
+    await seedDemoData(handle.db);
+    const snapshot = await snapshotDatabase(handle.db);
+    const emails = [...snapshot.namespaces.map((row) => row.ownerEmail), ...snapshot.profiles.map((row) => row.creatorEmail)];
+    for (const email of emails) expect(email, email).toMatch(/@example\.(com|org)$/i);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * Graceful shutdown of the real process: SIGTERM (or SIGINT) stops accepting connections, lets
+ * the requests in flight finish, closes the database pool and the rate-limit store, and exits 0;
+ * SHUTDOWN_TIMEOUT_MS bounds the wait.
+ *
+ * The slow requests are real ones: profile lookups whose database sits behind a TCP proxy that
+ * adds latency, as a distant or busy PostgreSQL would.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDemoData } from '../src/data/seed.js';
+import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { startServerProcess } from './support/server-process.js';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+
+interface Finished {
+  status: number;
+  body: string;
+  finishedAt: number;
+}
+
+/** A profile lookup over GraphQL on a connection of its own. */
+function lookUpProfile(url: string): Promise<Finished> {
+  const payload = JSON.stringify({ query: 'query Lookup { profile(name: "demo@me") { name description } }' });
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${url}/graphql`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body, finishedAt: Date.now() }));
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+/** A plain GET on a new connection; rejects when no connection can be made. */
+function getOnNewConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      })
+      .on('error', reject);
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('shutdown of an idle service (embedded database)', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('exits 0 on %s', async (signal) => {
+    const database = await createTestDatabase('pglite');
+    try {
+      const service = await startServerProcess({ env: { DATA_DIR: database.dataDir } });
+      expect(await getOnNewConnection(`${service.url}/healthz`)).toBe(200);
+      service.signal(signal);
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+      expect(service.logs.some((line) => line.msg === 'shutting down' && line.reason === signal)).toBe(true);
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a burst of slow requests', () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('postgres');
+    const handle = await database.open();
+    await seedDemoData(handle.db);
+    await handle.close();
+    const target = new URL(database.url!);
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+    await database?.drop();
+  });
+
+  it('finishes every request in flight with 200, refuses new connections, and exits 0', async () => {
+    proxy.setLatency(0);
+    const service = await startServerProcess({
+      env: { DATABASE_URL: proxy.urlThrough(database.url!), SHUTDOWN_TIMEOUT_MS: '15000', PROFILE_LIMIT: '0' },
+    });
+    try {
+      // Warm: the pool is connected before the database becomes slow.
+      expect((await lookUpProfile(service.url)).status).toBe(200);
+      proxy.setLatency(400);
+
+      const burst = Array.from({ length: 20 }, () => lookUpProfile(service.url));
+      await sleep(200);
+      const signalledAt = Date.now();
+      service.signal('SIGTERM');
+      await sleep(200);
+      await expect(getOnNewConnection(`${service.url}/healthz`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+
+      const answers = await Promise.all(burst);
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        expect(JSON.parse(answer.body)).toMatchObject({ data: { profile: { name: 'demo@me' } } });
+        // Each one was still in flight when the signal came.
+        expect(answer.finishedAt).toBeGreaterThan(signalledAt);
+      }
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+      const requestLines = service.logs.filter((line) => line.msg === 'request' && line.route === '/graphql');
+      expect(requestLines.map((line) => line.status)).toEqual(Array(21).fill(200));
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('stops waiting after SHUTDOWN_TIMEOUT_MS, and still exits 0', async () => {
+    proxy.setLatency(0);
+    const service = await startServerProcess({
+      env: { DATABASE_URL: proxy.urlThrough(database.url!), SHUTDOWN_TIMEOUT_MS: '300', PROFILE_LIMIT: '0' },
+    });
+    try {
+      expect((await lookUpProfile(service.url)).status).toBe(200);
+      proxy.setLatency(3000);
+      const slow = lookUpProfile(service.url).catch((error: unknown) => error);
+      await sleep(200);
+      service.signal('SIGTERM');
+      expect(await service.exited).toEqual({ code: 0, signal: null });
+      // The request that outlived the bound was cut off, not answered.
+      expect(await slow).toMatchObject({ code: 'ECONNRESET' });
+      expect(service.logs.some((line) => line.msg.startsWith('shutdown timeout'))).toBe(true);
+    } finally {
+      proxy.setLatency(0);
+      await service.stop();
+    }
+  });
+});
