@@ -19,7 +19,13 @@ import postgres from 'postgres';
 import { openDatabase } from '../src/db/database.js';
 import { generatedName, generateNdjson, type GeneratorOptions } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
-import { startServerProcess, type ServerProcess } from '../test/support/server-process.js';
+import { createServer } from 'node:net';
+import {
+  spawnServerProcess,
+  startServerProcess,
+  type ServerProcess,
+  type SpawnedProcess,
+} from '../test/support/server-process.js';
 
 const DATASET: GeneratorOptions = { profiles: 100_000, seed: 20261125 };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -71,6 +77,28 @@ async function loadDataset(url: string): Promise<void> {
   } finally {
     await handle.close();
   }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+async function waitUntilReady(baseUrl: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${baseUrl}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`the service at ${baseUrl} was not ready within ${timeoutMs} ms`);
 }
 
 function* splitLines(chunks: Iterable<string>): Generator<string> {
@@ -132,13 +160,18 @@ async function main(): Promise<void> {
   const url = await ensureDatabase();
   await loadDataset(url);
   const paths = randomPaths(50_000);
-  const env = { DATABASE_URL: url, DB_POOL_SIZE: POOL_SIZE, LOG_LEVEL: 'warn', PROFILE_LIMIT: '0' };
-  const servers: ServerProcess[] = [];
+  const env = { DATABASE_URL: url, DB_POOL_SIZE: POOL_SIZE };
+  const servers: SpawnedProcess[] = [];
   try {
-    const baseline = await startServerProcess({ env, script: 'bench/baseline-server.ts' });
+    const baseline: ServerProcess = await startServerProcess({ env, script: 'bench/baseline-server.ts' });
     servers.push(baseline);
-    const service = await startServerProcess({ env });
-    servers.push(service);
+    // Request logs at warn: the baseline writes none either. The "listening" line is info, so
+    // readiness is polled instead.
+    const port = await freePort();
+    const spawned = spawnServerProcess({ env: { ...env, PORT: String(port), LOG_LEVEL: 'warn', PROFILE_LIMIT: '0' } });
+    servers.push(spawned);
+    const service = { url: `http://127.0.0.1:${port}` };
+    await waitUntilReady(service.url);
 
     console.log('warm-up');
     await measure(baseline.url, paths, 3);

@@ -13,6 +13,8 @@ import { createTestDatabase, databaseKinds, type TestDatabase } from './support/
 import { snapshotDatabase } from './support/data-files.js';
 
 const run = promisify(execFile);
+/** Each command is a process of its own that loads the service's modules and opens a database. */
+const SLOW = 120_000;
 
 interface CliResult {
   code: number;
@@ -81,7 +83,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     expect(seeded.stdout).toMatch(/3 namespaces and 7 profiles \(7 new or changed\)/);
     const again = await cli('seed', [], testDb.env);
     expect(again.stdout).toContain('(0 new or changed)');
-  });
+  }, SLOW);
 
   it('rejects a file with bad lines, lists each with its number, exits 1 and writes nothing', async () => {
     const before = await snapshot();
@@ -102,7 +104,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     expect(result.stderr).toContain('3 bad lines of 5. Nothing was written.');
     noStackTrace(result);
     expect(await snapshot()).toEqual(before);
-  });
+  }, SLOW);
 
   it('imports a good file, and exports it to a file and to standard output', async () => {
     const good = file('good.ndjson', [...generateNdjson({ profiles: 40, seed: 9, namespaces: 3 })].join('').trimEnd().split('\n'));
@@ -123,7 +125,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
 
     const reimported = await cli('import', [target], testDb.env);
     expect(reimported.stdout).toContain('(0 new or changed), 47 profiles (0 new or changed)');
-  });
+  }, SLOW);
 
   it('fails with one clear line for a missing file, a folder, or a bad argument list', async () => {
     const missing = await cli('import', [path.join(folder, 'missing.ndjson')], testDb.env);
@@ -138,14 +140,14 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     const usage = await cli('import', [], testDb.env);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toContain('Usage: npm run import -- <file.ndjson>');
-  });
+  }, SLOW);
 
   it('stops with exit code 2 on a bad environment variable, naming it', async () => {
     const result = await cli('import', [path.join(folder, 'whatever.ndjson')], { ...testDb.env, DB_POOL_SIZE: 'lots' });
     expect(result.code).toBe(2);
     expect(result.stderr.trim()).toMatch(/^Invalid configuration: DB_POOL_SIZE /);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
-  });
+  }, SLOW);
 
 });
 
@@ -156,7 +158,7 @@ describe('data commands without a database', () => {
     expect(result.stderr).toContain('The PostgreSQL database postgres://app:***@127.0.0.1:1/none could not be opened');
     expect(result.stderr).not.toContain('hunter2');
     noStackTrace(result);
-  });
+  }, SLOW);
 
   it('generates the same bytes as the generator, to standard output or a file', async () => {
     const expected = [...generateNdjson({ profiles: 25, seed: 3, namespaces: 8 })].join('');
@@ -171,5 +173,5 @@ describe('data commands without a database', () => {
     const bad = await cli('gen', ['--profiles', 'many'], {});
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--profiles must be a whole number');
-  });
+  }, SLOW);
 });

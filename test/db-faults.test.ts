@@ -21,9 +21,9 @@ const connectionLost = (): Error => Object.assign(new Error('read ECONNRESET'), 
 const statementTimeout = (): Error => Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
 
 describe('OutageGate', () => {
-  it('refuses at once after a connection failure, lets one probe through after the cool-down, and reopens on success', async () => {
+  it('refuses at once after connection failures, lets one probe through after the cool-down, and reopens on success', async () => {
     let now = 1_000;
-    const gate = new OutageGate(500, () => now);
+    const gate = new OutageGate(500, 3, () => now);
     let attempts = 0;
     const failing = () => {
       attempts += 1;
@@ -35,14 +35,14 @@ describe('OutageGate', () => {
     };
 
     await expect(gate.run(succeeding)).resolves.toBe('row');
-    await expect(gate.run(failing)).rejects.toMatchObject({ code: 'ECONNRESET' });
-    expect(attempts).toBe(2);
+    for (let i = 0; i < 3; i += 1) await expect(gate.run(failing)).rejects.toMatchObject({ code: 'ECONNRESET' });
+    expect(attempts).toBe(4);
 
     // Down: refused without an attempt, as "database unavailable" (the cause says why).
     const refused = await gate.run(succeeding).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(DatabaseUnavailableError);
     expect(isDatabaseUnavailable(refused)).toBe(true);
-    expect(attempts).toBe(2);
+    expect(attempts).toBe(4);
 
     // After the cool-down exactly one probe goes through while the others are still refused.
     now += 500;
@@ -54,13 +54,32 @@ describe('OutageGate', () => {
       });
     });
     await expect(gate.run(succeeding)).rejects.toBeInstanceOf(DatabaseUnavailableError);
-    expect(attempts).toBe(3);
+    expect(attempts).toBe(5);
     releaseProbe('row');
     await expect(probe).resolves.toBe('row');
 
     // The probe succeeded: everything goes through again.
     await expect(gate.run(succeeding)).resolves.toBe('row');
-    expect(gate.failures).toEqual({ unavailable: 1, statement_timeout: 0, refused: 2, query: 0 });
+    expect(gate.failures).toEqual({ unavailable: 3, statement_timeout: 0, refused: 2, query: 0 });
+  });
+
+  it('stays open for one lost connection while the database answers', async () => {
+    const gate = new OutageGate(60_000);
+    await expect(gate.run(() => Promise.reject(connectionLost()))).rejects.toThrow();
+    await expect(gate.run(() => Promise.resolve(1))).resolves.toBe(1);
+    await expect(gate.run(() => Promise.reject(connectionLost()))).rejects.toThrow();
+    await expect(gate.run(() => Promise.reject(connectionLost()))).rejects.toThrow();
+    // Two in a row, not three: still asking the database.
+    await expect(gate.run(() => Promise.resolve(2))).resolves.toBe(2);
+  });
+
+  it('closes again at once when the probe fails', async () => {
+    let now = 0;
+    const gate = new OutageGate(100, 3, () => now);
+    for (let i = 0; i < 3; i += 1) await expect(gate.run(() => Promise.reject(connectionLost()))).rejects.toThrow();
+    now += 100;
+    await expect(gate.run(() => Promise.reject(connectionLost()))).rejects.toMatchObject({ code: 'ECONNRESET' });
+    await expect(gate.run(() => Promise.resolve(1))).rejects.toBeInstanceOf(DatabaseUnavailableError);
   });
 
   it('does not close for a slow statement or an error of the query itself', async () => {
@@ -72,7 +91,7 @@ describe('OutageGate', () => {
   });
 
   it('learns from health probes without refusing them', async () => {
-    const gate = new OutageGate(60_000);
+    const gate = new OutageGate(60_000, 1);
     await expect(gate.run(() => Promise.reject(connectionLost()))).rejects.toThrow();
     await expect(gate.run(() => Promise.resolve(1))).rejects.toBeInstanceOf(DatabaseUnavailableError);
     await expect(gate.observe(() => Promise.resolve('pong'))).resolves.toBe('pong');
@@ -150,8 +169,9 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
         DB_POOL_SIZE: '2',
         LOG_LEVEL: 'info',
       },
+      startTimeoutMs: 60_000,
     });
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await service?.stop();
@@ -226,7 +246,7 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
     await expectRecovery();
     // Except when the held connections came back to life, the pool had to connect anew.
     if (mode === 'refuse' || held === 'abandon') expect(proxy.acceptedConnections).toBeGreaterThan(accepted);
-  });
+  }, 60_000);
 
   it('shows the outage in the metrics and the logs, without a 500 anywhere', async () => {
     const metrics = await timedFetch(`${service.url}/metrics`);

@@ -4,7 +4,7 @@
  * OpenAPI 3.1), and every status the tests produce is documented.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import Ajv2020 from 'ajv/dist/2020.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { openDatabase } from '../src/db/database.js';
 import { seedDemoData } from '../src/data/seed.js';

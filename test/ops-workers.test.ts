@@ -47,11 +47,15 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('WORKERS=2 on Postg
 
   beforeAll(async () => {
     database = await createTestDatabase('postgres');
-    service = await startServerProcess({ env: { WORKERS: '2', DATABASE_URL: database.url!, LOG_LEVEL: 'info' } });
-    await service.waitForLog((line) => line.msg === 'all workers listening');
+    // Three processes compile the TypeScript at start; on a busy machine that takes a while.
+    service = await startServerProcess({
+      env: { WORKERS: '2', DATABASE_URL: database.url!, LOG_LEVEL: 'info' },
+      startTimeoutMs: 60_000,
+    });
+    await service.waitForLog((line) => line.msg === 'all workers listening', 60_000);
     // The primary learns of a listening worker before that worker's own log line is written.
-    await service.waitForLog(() => new Set(listeningWorkers(service).map((line) => line.pid)).size === 2);
-  });
+    await service.waitForLog(() => new Set(listeningWorkers(service).map((line) => line.pid)).size === 2, 10_000);
+  }, 150_000);
 
   afterAll(async () => {
     await service?.stop();

@@ -61,7 +61,7 @@ describe('shutdown of an idle service (embedded database)', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('exits 0 on %s', async (signal) => {
     const database = await createTestDatabase('pglite');
     try {
-      const service = await startServerProcess({ env: { DATA_DIR: database.dataDir } });
+      const service = await startServerProcess({ env: { DATA_DIR: database.dataDir }, startTimeoutMs: 60_000 });
       expect(await getOnNewConnection(`${service.url}/healthz`)).toBe(200);
       service.signal(signal);
       expect(await service.exited).toEqual({ code: 0, signal: null });
@@ -69,7 +69,7 @@ describe('shutdown of an idle service (embedded database)', () => {
     } finally {
       await database.drop();
     }
-  });
+  }, 90_000);
 });
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a burst of slow requests', () => {
@@ -94,6 +94,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
     proxy.setLatency(0);
     const service = await startServerProcess({
       env: { DATABASE_URL: proxy.urlThrough(database.url!), SHUTDOWN_TIMEOUT_MS: '15000', PROFILE_LIMIT: '0' },
+      startTimeoutMs: 60_000,
     });
     try {
       // Warm: the pool is connected before the database becomes slow.
@@ -120,12 +121,13 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
     } finally {
       await service.stop();
     }
-  });
+  }, 90_000);
 
   it('stops waiting after SHUTDOWN_TIMEOUT_MS, and still exits 0', async () => {
     proxy.setLatency(0);
     const service = await startServerProcess({
       env: { DATABASE_URL: proxy.urlThrough(database.url!), SHUTDOWN_TIMEOUT_MS: '300', PROFILE_LIMIT: '0' },
+      startTimeoutMs: 60_000,
     });
     try {
       expect((await lookUpProfile(service.url)).status).toBe(200);
@@ -141,5 +143,5 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
       proxy.setLatency(0);
       await service.stop();
     }
-  });
+  }, 90_000);
 });

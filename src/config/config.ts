@@ -16,6 +16,11 @@ export interface Config {
   dbConnectTimeoutSeconds: number;
   dbStatementTimeoutMs: number;
   redisUrl: string | undefined;
+  /**
+   * Prefix of the rate-limit keys in Redis (RATE_LIMIT_PREFIX); undefined uses the default
+   * (`nps:rl`). Deployments that share one Redis keep their budgets apart with it.
+   */
+  rateLimitPrefix: string | undefined;
   trustProxyHops: number;
   /** Owner checks per client IP per `rateWindowSeconds`. */
   ownerCheckLimit: number;
@@ -93,6 +98,16 @@ function redisUrl(env: Env): string | undefined {
   return value;
 }
 
+function rateLimitPrefix(env: Env): string | undefined {
+  const value = raw(env, 'RATE_LIMIT_PREFIX');
+  if (value === undefined) return undefined;
+  // Part of a Redis key: no spaces or control characters, short enough to keep keys small.
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(value)) {
+    throw new ConfigError('RATE_LIMIT_PREFIX', `must be 1 to 64 letters, digits, ".", "_", ":" or "-", got "${value}"`);
+  }
+  return value;
+}
+
 function logLevel(env: Env): LogLevel {
   const value = raw(env, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(value)) {
@@ -127,6 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbConnectTimeoutSeconds: integer(env, 'DB_CONNECT_TIMEOUT', 5, 1, 600),
     dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     redisUrl: redisUrl(env),
+    rateLimitPrefix: rateLimitPrefix(env),
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 32),
     ownerCheckLimit: integer(env, 'OWNER_CHECK_LIMIT', 10, 1, 1_000_000),
     profileLimit: integer(env, 'PROFILE_LIMIT', 600, 0, 100_000_000),

@@ -92,13 +92,20 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
     db,
     kind: 'postgres',
     async migrate() {
-      const lock = await client.reserve();
+      // A connection of its own without the API's statement timeout: a migration may run long,
+      // and so may the wait for another process's migration lock. Ending the session releases
+      // the lock.
+      const migrator = postgres(url, {
+        max: 1,
+        connect_timeout: connectTimeout,
+        onnotice: () => {},
+        connection: { statement_timeout: 0, application_name: 'name-profile-service migrate' },
+      });
       try {
-        await lock`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
-        await migratePostgres(db, { migrationsFolder: MIGRATIONS_FOLDER });
+        await migrator`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
+        await migratePostgres(drizzlePostgres(migrator), { migrationsFolder: MIGRATIONS_FOLDER });
       } finally {
-        await lock`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`.catch(() => {});
-        lock.release();
+        await migrator.end({ timeout: 5 });
       }
     },
     async ping() {

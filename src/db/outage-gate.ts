@@ -1,9 +1,12 @@
 /**
- * Fail fast while PostgreSQL is down. After a query fails because the database cannot be
- * reached, further queries are refused at once for a short cool-down instead of queuing inside
- * the driver (where each would wait for a connect timeout, and all of them would run together
- * when the database returns). After the cool-down one query at a time goes through as a probe;
- * the first success lets everything through again.
+ * Fail fast while PostgreSQL is down. Once several queries in a row failed because the database
+ * cannot be reached, further queries are refused at once for a short cool-down instead of
+ * queuing inside the driver (where each would wait for a connect timeout, and all of them would
+ * run together when the database returns). After the cool-down one query at a time goes through
+ * as a probe; the first success lets everything through again.
+ *
+ * One failure alone does not close the gate: a single connection dropped by a firewall or a
+ * restarted pooler fails its queries while the database itself is fine.
  */
 import { isDatabaseUnavailable } from './errors.js';
 
@@ -29,6 +32,7 @@ export class OutageGate {
   private downUntil = 0;
   private probing = false;
   private lastFailure: unknown = undefined;
+  private outagesInARow = 0;
   /** Running totals of failed queries (and failed pings) by kind. */
   readonly failures: Record<QueryFailureKind, number> = {
     unavailable: 0,
@@ -39,6 +43,7 @@ export class OutageGate {
 
   constructor(
     private readonly coolDownMs: number,
+    private readonly failuresToClose = 3,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -58,6 +63,7 @@ export class OutageGate {
     return attempt().then(
       (value) => {
         this.downUntil = 0;
+        this.outagesInARow = 0;
         if (isProbe) this.probing = false;
         return value;
       },
@@ -67,11 +73,14 @@ export class OutageGate {
         this.failures[kind] += 1;
         if (kind === 'unavailable') {
           this.lastFailure = error;
-          this.downUntil = this.now() + this.coolDownMs;
+          this.outagesInARow += 1;
+          // A failed probe closes the gate again at once.
+          if (isProbe || this.outagesInARow >= this.failuresToClose) this.downUntil = this.now() + this.coolDownMs;
         } else {
           // The server answered, with an error of the query's own (a statement that ran too
           // long is one slow query, not an outage): it is up.
           this.downUntil = 0;
+          this.outagesInARow = 0;
         }
         throw error;
       },

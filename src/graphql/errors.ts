@@ -71,6 +71,22 @@ export function describeErrorForLog(error: unknown): string {
   return `${name}: ${describeDatabaseError(cause)}`;
 }
 
+/**
+ * graphql-js reports a few client mistakes while executing, without a code: a variable that is
+ * missing or has the wrong type, an operation type the schema has no root for. They are about
+ * the client's input, so they get BAD_USER_INPUT, and every error a client sees has a code.
+ */
+function withClientErrorCode(error: GraphQLError): GraphQLError {
+  if (error.extensions.code !== undefined) return error;
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { ...error.extensions, code: ERROR_CODES.badUserInput },
+  });
+}
+
 export interface MaskOptions {
   /** Production hides even the sanitised description of an unexpected error. */
   production: boolean;
@@ -81,7 +97,7 @@ export interface MaskOptions {
  * as SERVICE_UNAVAILABLE; anything else as INTERNAL_SERVER_ERROR without SQL or stack.
  */
 export function maskError(error: unknown, options: MaskOptions): GraphQLError {
-  if (isIntendedError(error)) return error;
+  if (isIntendedError(error)) return withClientErrorCode(error);
   const located = isGraphQLError(error) ? error : undefined;
   const cause = rootCause(error);
   const position = {

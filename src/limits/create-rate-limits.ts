@@ -18,7 +18,10 @@ import { createRedisLimiter } from './redis-limiter.js';
 export const DEFAULT_KEY_PREFIX = 'nps:rl';
 
 export interface RateLimitsOptions {
-  /** Prefix of the Redis keys (`<prefix>:owner-check:<ip>`); tests isolate themselves with it. */
+  /**
+   * Prefix of the Redis keys (`<prefix>:owner-check:<ip>`); tests isolate themselves with it.
+   * Default: RATE_LIMIT_PREFIX from the configuration, else DEFAULT_KEY_PREFIX.
+   */
   keyPrefix?: string;
 }
 
@@ -31,7 +34,7 @@ export function createRateLimits(config: Config, logger: Logger, options: RateLi
       async close() {},
     };
   }
-  const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const prefix = options.keyPrefix ?? config.rateLimitPrefix ?? DEFAULT_KEY_PREFIX;
   const connection = connectRedis(config.redisUrl, logger);
   const redisLimiter = (budget: string, limit: number): RateLimiter =>
     createRedisLimiter(connection, { keyPrefix: `${prefix}:${budget}`, limit, durationSeconds: window });
