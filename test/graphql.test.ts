@@ -5,7 +5,7 @@
  */
 // graphql's CommonJS build, the one Pothos built the schema with (Vitest would resolve the ESM
 // build for a bare 'graphql', and graphql-js refuses a schema of another copy of itself).
-import { execute, parse } from 'graphql/index.js';
+import { execute, parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import type { DatabaseHandle } from '../src/db/database.js';

@@ -37,13 +37,8 @@ export function serviceUnavailableError(): GraphQLError {
   return new GraphQLError(SERVICE_UNAVAILABLE_MESSAGE, { extensions: { code: ERROR_CODES.serviceUnavailable } });
 }
 
-/**
- * Whether `value` is a GraphQLError. The name is checked too: graphql ships CommonJS and ESM
- * builds, and where both get loaded (Vitest resolves the ESM one, Node the CommonJS one) an error
- * of one fails `instanceof` of the other.
- */
 export function isGraphQLError(value: unknown): value is GraphQLError {
-  return value instanceof GraphQLError || (value instanceof Error && value.name === 'GraphQLError');
+  return value instanceof GraphQLError;
 }
 
 /** The innermost non-GraphQL error behind `error`: what actually went wrong. */
