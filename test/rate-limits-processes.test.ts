@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config/config.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { DEFAULT_KEY_PREFIX } from '../src/limits/create-rate-limits.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
@@ -66,6 +67,19 @@ async function graphqlChecks(server: ServerProcess, headers: Record<string, stri
     refused: body.errors?.length ?? 0,
   };
 }
+
+describe('RATE_LIMIT_PREFIX', () => {
+  it('is read from the environment, unset by default (keys then start with nps:rl)', () => {
+    expect(loadConfig({}).rateLimitPrefix).toBeUndefined();
+    expect(loadConfig({ RATE_LIMIT_PREFIX: 'staging:rl' }).rateLimitPrefix).toBe('staging:rl');
+    expect(DEFAULT_KEY_PREFIX).toBe('nps:rl');
+  });
+
+  it.each(['has space', 'a'.repeat(65), 'new\nline', 'star*'])('stops start-up with one line naming it for %j', (value) => {
+    expect(() => loadConfig({ RATE_LIMIT_PREFIX: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ RATE_LIMIT_PREFIX: value })).toThrow(/^Invalid configuration: RATE_LIMIT_PREFIX must be/);
+  });
+});
 
 describe.skipIf(SHARED_REDIS === undefined || POSTGRES === undefined)(
   'two server processes on one Redis (needs TEST_REDIS_URL and TEST_DATABASE_URL; skipped without them)',

@@ -2,6 +2,7 @@
  * The REST contract over a real socket, on every test database: the exact JSON of the contract's
  * example, statuses, messages and headers of both paths.
  */
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { importLines } from '../src/data/importer.js';
@@ -287,6 +288,24 @@ describe.each(databaseKinds())('REST on %s', (kind) => {
         expect(response.status, path).toBe(404);
         expect(await response.json()).toEqual({ error: 'Not found' });
       }
+    });
+
+    it('answers requests the HTTP parser rejects with JSON too', async () => {
+      const send = (raw: string) =>
+        new Promise<string>((resolve, reject) => {
+          const { hostname, port } = new URL(server.url);
+          const socket = net.connect(Number(port), hostname);
+          let answer = '';
+          socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+          socket.on('close', () => resolve(answer)).on('error', reject);
+          socket.write(raw);
+        });
+      const badLine = await send('GET /api/\x7f@me HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(badLine).toMatch(/^HTTP\/1\.1 400 /);
+      expect(badLine.endsWith('{"error":"Bad request"}')).toBe(true);
+      const hugeHeader = await send(`GET /api/demo@me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+      expect(hugeHeader).toMatch(/^HTTP\/1\.1 431 /);
+      expect(hugeHeader).toContain('application/json');
     });
 
     it('echoes a sane X-Request-Id and makes one up otherwise', async () => {

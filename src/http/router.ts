@@ -19,8 +19,10 @@ export interface RouterOptions {
 export function createRouter(options: RouterOptions = {}): AppRouter {
   return Router({
     ignoreTrailingSlash: false,
-    // Long enough for any percent-encoded name ID (127 code points of up to 4 bytes, encoded).
-    maxParamLength: 2048,
+    // Long enough for any valid name ID, percent-encoded, even when sent decomposed (NFD): 127
+    // code points may decompose into about three times as many, each up to 3 UTF-8 bytes of 3
+    // characters encoded.
+    maxParamLength: 4096,
     defaultRoute: (req: IncomingMessage, res: ServerResponse) => sendError(req, res, 404, 'Not found'),
     onBadUrl: (_path: string, req: IncomingMessage, res: ServerResponse) => {
       if (options.answerBadUrl?.(req, res) !== true) sendError(req, res, 404, 'Not found');

@@ -3,7 +3,7 @@
  * requests finish within a bound, then release the App's resources).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { App } from '../app.js';
 
 export interface RunningServer {
@@ -16,6 +16,7 @@ export interface RunningServer {
 export async function listen(app: App, port: number, host: string): Promise<RunningServer> {
   const server = createServer((req, res) => app.handle(req, res));
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -55,4 +56,25 @@ async function closeServer(server: Server, timeoutMs: number): Promise<boolean> 
   await closed;
   clearTimeout(timer);
   return drained;
+}
+
+/**
+ * A request Node's HTTP parser rejects (bytes not allowed in a request line, headers too large)
+ * never reaches the router; it still gets the service's JSON error body instead of Node's bare
+ * status line.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request headers too large']
+      : [400, 'Bad Request', 'Bad request'];
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -2,10 +2,6 @@
  * Builds the rate limits of one app from the configuration: counters in Redis when REDIS_URL is
  * set (shared by every process on it, with in-memory insurance while Redis is away), otherwise in
  * this process's memory.
- *
- * NOTE (GraphQL helper): this file was overwritten by mistake and rebuilt from the limits tests
- * (test/limits.test.ts, test/limits-redis.test.ts); the limits developer should check it against
- * their original.
  */
 import type { Config } from '../config/config.js';
 import type { Logger } from '../ops/logger.js';

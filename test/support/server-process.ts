@@ -30,6 +30,7 @@ const SERVICE_VARIABLES = [
   'DB_CONNECT_TIMEOUT',
   'DB_STATEMENT_TIMEOUT_MS',
   'SHUTDOWN_TIMEOUT_MS',
+  'RATE_LIMIT_PREFIX',
 ];
 
 export interface LogLine {
