@@ -139,7 +139,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
 
     const usage = await cli('import', [], testDb.env);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('Usage: npm run import -- <file.ndjson>');
+    expect(usage.stderr).toContain('Usage: npm run import -- [--bulk] <file.ndjson>');
   }, SLOW);
 
   it('stops with exit code 2 on a bad environment variable, naming it', async () => {

@@ -191,6 +191,38 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     expect(namespaces).toEqual([...namespaces].sort());
   });
 
+  it('imports the same data in bulk mode and keeps the foreign keys', async () => {
+    const foreignKeys = () =>
+      handle.db
+        .select({ name: sql<string>`conname::text`, definition: sql<string>`pg_get_constraintdef(oid)` })
+        .from(sql`pg_constraint`)
+        .where(sql`contype = 'f'`)
+        .orderBy(sql`conname`);
+    const keysBefore = await foreignKeys();
+    expect(keysBefore).toHaveLength(2);
+
+    const lines = [...goodLines(30), JSON.stringify({ ...goodProfile(3), name: 'demo@me' })];
+    const normal = await importLines(handle.db, lines, SMALL_BATCHES);
+    const normalSnapshot = await snapshotDatabase(handle.db);
+    await emptyDatabase(handle.db);
+    await seedDemoData(handle.db);
+    const bulk = await importLines(handle.db, lines, { ...SMALL_BATCHES, bulk: true });
+    expect(bulk).toEqual(normal);
+    const strip = (snapshot: typeof normalSnapshot) => ({ ...snapshot, profiles: snapshot.profiles.map(({ updatedAt: _updatedAt, ...rest }) => rest) });
+    expect(strip(await snapshotDatabase(handle.db))).toEqual(strip(normalSnapshot));
+    expect(await foreignKeys()).toEqual(keysBefore);
+
+    const rejected = await importLines(handle.db, [...lines, '{'], { ...SMALL_BATCHES, bulk: true });
+    expect(rejected.ok).toBe(false);
+    expect(await foreignKeys()).toEqual(keysBefore);
+
+    // The restored keys still cascade.
+    await handle.db.execute(sql`delete from namespaces where name = 'bulk'`);
+    expect(await handle.db.select().from(profiles).where(eq(profiles.namespace, 'bulk'))).toEqual([]);
+    const orphans = await handle.db.select().from(records).where(sql`${records.profileId} not in (select id from ${profiles})`);
+    expect(orphans).toEqual([]);
+  });
+
   it('round-trips through an export into an empty database, private e-mails included', async () => {
     await importLines(handle.db, [...generateNdjson({ profiles: 120, seed: 5, namespaces: 3 })].join('').split('\n'));
     const exported = await exportText(handle.db);

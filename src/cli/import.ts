@@ -1,8 +1,9 @@
 /**
- * `npm run import -- <file>`: loads an NDJSON data file into the configured database, all or
- * nothing. `-` reads standard input. Bad lines are listed on stderr as `line N: reason`, with a
- * summary; the exit code is 1 when the file was rejected or could not be read, 2 for bad usage
- * or configuration. Progress goes to stderr on large files.
+ * `npm run import -- [--bulk] <file>`: loads an NDJSON data file into the configured database,
+ * all or nothing. `-` reads standard input. Bad lines are listed on stderr as `line N: reason`,
+ * with a summary; the exit code is 1 when the file was rejected or could not be read, 2 for bad
+ * usage or configuration. Progress goes to stderr on large files. `--bulk` checks foreign keys
+ * once at the end (about twice as fast) but keeps the tables locked against readers meanwhile.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { importStream, type ImportReport } from '../data/importer.js';
@@ -18,10 +19,10 @@ import {
   UsageError,
 } from './command.js';
 
-const USAGE = 'npm run import -- <file.ndjson>   ("-" reads standard input)';
+const USAGE = 'npm run import -- [--bulk] <file.ndjson>   ("-" reads standard input; --bulk locks the tables while it runs)';
 
 runCommand(USAGE, async () => {
-  const path = fileArgument();
+  const { path, bulk } = readArguments();
   const config = commandConfig();
   // The file is checked before the database is opened: a typo fails fast and touches nothing.
   const file = path === '-' ? undefined : await openReadable(path);
@@ -30,6 +31,7 @@ runCommand(USAGE, async () => {
   try {
     const input = file?.createReadStream() ?? process.stdin;
     const report = await importStream(database.db, input, {
+      bulk,
       onProgress: ({ lines, elapsedMs }) => {
         const rate = Math.round(lines / (elapsedMs / 1000));
         process.stderr.write(`... ${formatCount(lines)} lines read (${formatCount(rate)} lines/s)\n`);
@@ -42,10 +44,14 @@ runCommand(USAGE, async () => {
   }
 });
 
-function fileArgument(): string {
-  const { positionals } = parseArguments({ allowPositionals: true, strict: true });
+function readArguments(): { path: string; bulk: boolean } {
+  const { positionals, values } = parseArguments({
+    options: { bulk: { type: 'boolean', default: false } },
+    allowPositionals: true,
+    strict: true,
+  });
   if (positionals.length !== 1) throw new UsageError('Name exactly one file to import.');
-  return positionals[0]!;
+  return { path: positionals[0]!, bulk: values.bulk };
 }
 
 async function openReadable(path: string): Promise<FileHandle> {

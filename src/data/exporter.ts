@@ -87,12 +87,25 @@ async function* profilePages(db: Database, pageSize: number): AsyncGenerator<Dat
       .limit(pageSize);
     if (rows.length === 0) return;
     const recordsByProfile = new Map<number, DataRecord[]>();
-    for (const { profileId, key, type, value } of await findRecordsByProfileIds(db, rows.map((row) => row.id))) {
+    for (const { profileId, key, type, value } of await recordsOf(db, rows[0]!.id, after)) {
       const list = recordsByProfile.get(profileId) ?? [];
       if (list.length === 0) recordsByProfile.set(profileId, list);
-      list.push({ key, type, value });
+      list.push({ key, type, value: JSON.parse(value) as RecordValue });
     }
     yield rows.map(({ id, ...profile }) => ({ kind: 'profile', ...profile, records: recordsByProfile.get(id) ?? [] }));
     after = rows[rows.length - 1]!.id;
   }
+}
+
+/**
+ * Records of the profiles with ids from `first` to `last`, in order. The value is read as text
+ * and parsed here once: Drizzle's json column parses what the driver has already parsed, which
+ * turns a string value that looks like JSON ("123", "null") into a number or null.
+ */
+async function recordsOf(db: Database, first: number, last: number) {
+  return db
+    .select({ profileId: records.profileId, key: records.key, type: records.type, value: sql<string>`${records.value}::text` })
+    .from(records)
+    .where(between(records.profileId, first, last))
+    .orderBy(asc(records.profileId), asc(records.key));
 }
