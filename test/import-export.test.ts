@@ -182,6 +182,21 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     expect(await snapshotDatabase(handle.db)).toEqual(before);
   });
 
+  it('exports string values that look like JSON as the strings they are', async () => {
+    const tricky = {
+      '1': { type: 'name', value: '123' },
+      '2': { type: 'tg_bot', value: 'null' },
+      '3': { type: 'web3_url', value: 'true' },
+      '4': { type: 'name', value: '{"x":"y"}' },
+      '5': { type: 'notes', value: { quoted: '"q"', number: '1e3' } },
+    };
+    await importLines(handle.db, ndjson({ kind: 'profile', name: 'tricky@me', creatorEmail: 't@example.com', records: tricky }));
+    const exported = (await exportText(handle.db)).split('\n').find((line) => line.includes('"tricky@me"'));
+    expect((JSON.parse(exported!) as { records: unknown }).records).toEqual(tricky);
+    const again = await importLines(handle.db, [exported!]);
+    expect(again).toMatchObject({ ok: true, profilesChanged: 0 });
+  });
+
   it('exports the same text whatever the page size', async () => {
     const whole = await exportText(handle.db);
     expect(await exportText(handle.db, { pageSize: 2 })).toBe(whole);

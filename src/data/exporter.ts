@@ -9,10 +9,9 @@
  */
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { asc, gt } from 'drizzle-orm';
+import { asc, between, gt, sql } from 'drizzle-orm';
 import type { Database } from '../db/database.js';
-import { findRecordsByProfileIds } from '../db/queries.js';
-import { namespaces, profiles } from '../db/schema.js';
+import { namespaces, profiles, records, type RecordValue } from '../db/schema.js';
 import { toDataObject, type DataLine, type DataRecord } from './data-line.js';
 
 export interface ExportCounts {
@@ -86,14 +85,15 @@ async function* profilePages(db: Database, pageSize: number): AsyncGenerator<Dat
       .orderBy(asc(profiles.id))
       .limit(pageSize);
     if (rows.length === 0) return;
+    const last = rows[rows.length - 1]!.id;
     const recordsByProfile = new Map<number, DataRecord[]>();
-    for (const { profileId, key, type, value } of await recordsOf(db, rows[0]!.id, after)) {
+    for (const { profileId, key, type, value } of await recordsOf(db, rows[0]!.id, last)) {
       const list = recordsByProfile.get(profileId) ?? [];
       if (list.length === 0) recordsByProfile.set(profileId, list);
       list.push({ key, type, value: JSON.parse(value) as RecordValue });
     }
     yield rows.map(({ id, ...profile }) => ({ kind: 'profile', ...profile, records: recordsByProfile.get(id) ?? [] }));
-    after = rows[rows.length - 1]!.id;
+    after = last;
   }
 }
 

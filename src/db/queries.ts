@@ -38,10 +38,47 @@ const publicProfileColumns = {
   updatedAt: profiles.updatedAt,
 };
 
+/**
+ * The lookups of the hot path as Drizzle prepared statements, built once per database: the SQL
+ * text is not rebuilt for every call, and PostgreSQL plans it once per connection. A list of
+ * names is one array parameter (`= any($1)`), so one statement serves any batch size.
+ */
+function preparedLookups(db: Database) {
+  const names = sql.placeholder('names');
+  return {
+    profilesByNames: db
+      .select(publicProfileColumns)
+      .from(profiles)
+      .where(sql`${profiles.name} = any(${names}::text[])`)
+      .prepare('profiles_by_names'),
+    profilesWithRecordsByNames: db
+      .select({
+        ...publicProfileColumns,
+        records: sql<RecordTuple[] | string>`coalesce((
+          select json_agg(json_build_array(${records.key}, ${records.type}, ${records.value}) order by ${records.key})
+          from ${records} where ${records.profileId} = ${profiles.id}), '[]'::json)`,
+      })
+      .from(profiles)
+      .where(sql`${profiles.name} = any(${names}::text[])`)
+      .prepare('profiles_with_records_by_names'),
+  };
+}
+
+const preparedByDatabase = new WeakMap<Database, ReturnType<typeof preparedLookups>>();
+
+function prepared(db: Database): ReturnType<typeof preparedLookups> {
+  let lookups = preparedByDatabase.get(db);
+  if (lookups === undefined) {
+    lookups = preparedLookups(db);
+    preparedByDatabase.set(db, lookups);
+  }
+  return lookups;
+}
+
 /** Profiles by canonical name ID; names that do not exist are simply absent from the result. */
 export async function findProfilesByNames(db: Database, names: readonly string[]): Promise<PublicProfile[]> {
   if (names.length === 0) return [];
-  return db.select(publicProfileColumns).from(profiles).where(inArray(profiles.name, [...names]));
+  return prepared(db).profilesByNames.execute({ names: [...names] });
 }
 
 export interface ProfileWithRecords extends PublicProfile {
@@ -57,15 +94,7 @@ export async function findProfilesWithRecordsByNames(
   names: readonly string[],
 ): Promise<ProfileWithRecords[]> {
   if (names.length === 0) return [];
-  const rows = await db
-    .select({
-      ...publicProfileColumns,
-      records: sql<RecordTuple[] | string>`coalesce((
-        select json_agg(json_build_array(${records.key}, ${records.type}, ${records.value}) order by ${records.key})
-        from ${records} where ${records.profileId} = ${profiles.id}), '[]'::json)`,
-    })
-    .from(profiles)
-    .where(inArray(profiles.name, [...names]));
+  const rows = await prepared(db).profilesWithRecordsByNames.execute({ names: [...names] });
   return rows.map(({ records: tuples, ...profile }) => ({
     ...profile,
     // Drivers hand json over parsed or as text, depending on their type parsers.
