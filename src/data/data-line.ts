@@ -85,7 +85,7 @@ const RECORD_FIELDS = new Set(['type', 'value']);
 const CANONICAL_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
 const PART_RULE = '1 to 63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit';
 
-class LineProblem extends Error {
+class InvalidLine extends Error {
   declaresNamespace: string | undefined;
 }
 
@@ -105,7 +105,7 @@ export function validateDataObject(input: unknown): LineResult {
   try {
     return { ok: true, line: toDataLine(input) };
   } catch (error) {
-    if (error instanceof LineProblem) {
+    if (error instanceof InvalidLine) {
       return error.declaresNamespace === undefined
         ? { ok: false, reason: error.message }
         : { ok: false, reason: error.message, declaresNamespace: error.declaresNamespace };
@@ -135,23 +135,23 @@ export function toDataObject(line: DataLine): DataObject {
 }
 
 function toDataLine(input: unknown): DataLine {
-  if (!isPlainObject(input)) throw new LineProblem(`a line must be a JSON object, got ${jsonKind(input)}`);
+  if (!isPlainObject(input)) throw new InvalidLine(`a line must be a JSON object, got ${jsonKind(input)}`);
   const kind = input.kind;
   if (kind === 'namespace') return toNamespaceLine(input);
   if (kind === 'profile') return toProfileLine(input);
-  if (kind === undefined) throw new LineProblem('missing "kind" (expected "namespace" or "profile")');
-  throw new LineProblem(`unknown kind ${quote(kind)} (expected "namespace" or "profile")`);
+  if (kind === undefined) throw new InvalidLine('missing "kind" (expected "namespace" or "profile")');
+  throw new InvalidLine(`unknown kind ${quote(kind)} (expected "namespace" or "profile")`);
 }
 
 function toNamespaceLine(input: Record<string, unknown>): NamespaceLine {
   const rawName = requiredString(input, 'name');
   const name = parseNamespace(rawName);
-  if (name === null) throw new LineProblem(`invalid namespace name ${quote(rawName)}: must be ${PART_RULE}`);
+  if (name === null) throw new InvalidLine(`invalid namespace name ${quote(rawName)}: must be ${PART_RULE}`);
   try {
     rejectUnknownFields(input, NAMESPACE_FIELDS, 'a namespace');
     return { kind: 'namespace', name, ownerEmail: email(input, 'ownerEmail') };
   } catch (error) {
-    if (error instanceof LineProblem) error.declaresNamespace = name;
+    if (error instanceof InvalidLine) error.declaresNamespace = name;
     throw error;
   }
 }
@@ -160,7 +160,7 @@ function toProfileLine(input: Record<string, unknown>): ProfileLine {
   rejectUnknownFields(input, PROFILE_FIELDS, 'a profile');
   const rawName = requiredString(input, 'name');
   const nameId = parseNameId(rawName);
-  if (nameId === null) throw new LineProblem(`invalid name ${quote(rawName)}: ${nameIdProblem(rawName)}`);
+  if (nameId === null) throw new InvalidLine(`invalid name ${quote(rawName)}: ${nameIdProblem(rawName)}`);
   return {
     kind: 'profile',
     name: nameId.name,
@@ -178,39 +178,39 @@ function rejectUnknownFields(input: Record<string, unknown>, known: ReadonlySet<
   const unknown = Object.keys(input).filter((field) => !known.has(field));
   if (unknown.length > 0) {
     const list = unknown.map((field) => quote(field)).join(', ');
-    throw new LineProblem(`unknown field${unknown.length > 1 ? 's' : ''} ${list} for ${what} (allowed: ${[...known].join(', ')})`);
+    throw new InvalidLine(`unknown field${unknown.length > 1 ? 's' : ''} ${list} for ${what} (allowed: ${[...known].join(', ')})`);
   }
 }
 
 function requiredString(input: Record<string, unknown>, field: string): string {
   const value = input[field];
-  if (value === undefined || value === null) throw new LineProblem(`missing "${field}"`);
-  if (typeof value !== 'string') throw new LineProblem(`"${field}" must be a string, got ${jsonKind(value)}`);
+  if (value === undefined || value === null) throw new InvalidLine(`missing "${field}"`);
+  if (typeof value !== 'string') throw new InvalidLine(`"${field}" must be a string, got ${jsonKind(value)}`);
   return value;
 }
 
 function optionalString(input: Record<string, unknown>, field: string): string {
   const value = input[field];
   if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw new LineProblem(`"${field}" must be a string, got ${jsonKind(value)}`);
+  if (typeof value !== 'string') throw new InvalidLine(`"${field}" must be a string, got ${jsonKind(value)}`);
   return value;
 }
 
 function email(input: Record<string, unknown>, field: string): string {
   const value = requiredString(input, field).trim();
-  if (value === '') throw new LineProblem(`"${field}" is empty`);
+  if (value === '') throw new InvalidLine(`"${field}" is empty`);
   if (value.length > MAX_EMAIL_LENGTH) {
-    throw new LineProblem(`invalid ${field}: ${value.length} characters, at most ${MAX_EMAIL_LENGTH}`);
+    throw new InvalidLine(`invalid ${field}: ${value.length} characters, at most ${MAX_EMAIL_LENGTH}`);
   }
   // The address itself stays out of the message: it is private data.
-  if (!isValidEmail(value)) throw new LineProblem(`invalid ${field}: not a valid e-mail address`);
+  if (!isValidEmail(value)) throw new InvalidLine(`invalid ${field}: not a valid e-mail address`);
   return value;
 }
 
 function level(value: unknown): number {
   if (value === undefined || value === null) return 0;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_INT32) {
-    throw new LineProblem(`"level" must be an integer from 0 to ${MAX_INT32}, got ${quote(value)}`);
+    throw new InvalidLine(`"level" must be an integer from 0 to ${MAX_INT32}, got ${quote(value)}`);
   }
   return value;
 }
@@ -218,7 +218,7 @@ function level(value: unknown): number {
 function records(value: unknown): DataRecord[] {
   if (value === undefined || value === null) return [];
   if (!isPlainObject(value)) {
-    throw new LineProblem(`"records" must be an object keyed by record number, got ${jsonKind(value)}`);
+    throw new InvalidLine(`"records" must be an object keyed by record number, got ${jsonKind(value)}`);
   }
   const result: DataRecord[] = [];
   for (const [rawKey, entry] of Object.entries(value)) {
@@ -229,23 +229,23 @@ function records(value: unknown): DataRecord[] {
 
 function record(rawKey: string, entry: unknown): DataRecord {
   if (!CANONICAL_KEY.test(rawKey) || Number(rawKey) > MAX_INT32) {
-    throw new LineProblem(
+    throw new InvalidLine(
       `record key ${quote(rawKey)} is not a record number (an integer from 0 to ${MAX_INT32} without sign or leading zeros)`,
     );
   }
   const where = `record ${quote(rawKey)}`;
-  if (!isPlainObject(entry)) throw new LineProblem(`${where} must be an object {"type","value"}, got ${jsonKind(entry)}`);
+  if (!isPlainObject(entry)) throw new InvalidLine(`${where} must be an object {"type","value"}, got ${jsonKind(entry)}`);
   const extra = Object.keys(entry).filter((field) => !RECORD_FIELDS.has(field));
   if (extra.length > 0) {
-    throw new LineProblem(`${where} has unknown field ${extra.map((field) => quote(field)).join(', ')} (allowed: type, value)`);
+    throw new InvalidLine(`${where} has unknown field ${extra.map((field) => quote(field)).join(', ')} (allowed: type, value)`);
   }
   const type = entry.type;
   if (typeof type !== 'string' || type === '') {
-    throw new LineProblem(`${where} needs a non-empty string "type", got ${type === undefined ? 'none' : jsonKind(type)}`);
+    throw new InvalidLine(`${where} needs a non-empty string "type", got ${type === undefined ? 'none' : jsonKind(type)}`);
   }
-  if (entry.value === undefined) throw new LineProblem(`${where} has no "value"`);
+  if (entry.value === undefined) throw new InvalidLine(`${where} has no "value"`);
   const problem = recordValueProblem(type, entry.value);
-  if (problem !== null) throw new LineProblem(`${where}: ${problem}, got ${jsonKind(entry.value)}`);
+  if (problem !== null) throw new InvalidLine(`${where}: ${problem}, got ${jsonKind(entry.value)}`);
   return { key: Number(rawKey), type, value: entry.value as RecordValue };
 }
 

@@ -4,7 +4,7 @@
  * shaping the exact JSON of the contract.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { execute, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Config } from '../config/config.js';
 import type { RequestContext } from '../graphql/context.js';
 import { sendError, sendJson } from '../http/respond.js';
@@ -14,7 +14,7 @@ import type { Logger } from '../ops/logger.js';
 import { restErrorOf, type RestError } from './errors.js';
 import { etagOf, matchesIfNoneMatch } from './http-caching.js';
 import { openApiDocument } from './openapi.js';
-import { prepareRestOperations, type OwnerCheckData, type ProfileData, type RestOperations } from './operations.js';
+import { prepareRestOperations, type RestOperations } from './operations.js';
 import { toRestProfile } from './profile-json.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
@@ -77,12 +77,7 @@ async function profile(
   name: string,
 ): Promise<void> {
   const context = deps.contextFor(req, res);
-  const result = (await execute({
-    schema: deps.schema,
-    document: operations.profile,
-    variableValues: { name },
-    contextValue: context,
-  })) as ExecutionResult<ProfileData>;
+  const result = await operations.profile(context, { name });
   const headers = { ...CORS_HEADERS, ...rateLimitHeaders(context.rateLimitDecisions.profile) };
 
   if (result.errors?.length) return sendRestError(req, res, deps, restErrorOf(result.errors), headers, result);
@@ -107,12 +102,10 @@ async function ownerCheck(
 ): Promise<void> {
   const query = new URLSearchParams(queryStringOf(req.url ?? ''));
   const context = deps.contextFor(req, res);
-  const result = (await execute({
-    schema: deps.schema,
-    document: operations.ownerCheck,
-    variableValues: { email: singleParameter(query, 'email'), name: singleParameter(query, 'name') },
-    contextValue: context,
-  })) as ExecutionResult<OwnerCheckData>;
+  const result = await operations.ownerCheck(context, {
+    email: singleParameter(query, 'email'),
+    name: singleParameter(query, 'name'),
+  });
   const headers = {
     ...CORS_HEADERS,
     'Cache-Control': 'no-store',
