@@ -40,27 +40,29 @@ const publicProfileColumns = {
 
 /**
  * The lookups of the hot path as Drizzle prepared statements, built once per database: the SQL
- * text is not rebuilt for every call, and PostgreSQL plans it once per connection. A list of
+ * text is not rebuilt for every call, and PostgreSQL plans it once per connection. A batch of
  * names is one array parameter (`= any($1)`), so one statement serves any batch size.
  */
 function preparedLookups(db: Database) {
-  const names = sql.placeholder('names');
-  return {
-    profilesByNames: db
-      .select(publicProfileColumns)
-      .from(profiles)
-      .where(sql`${profiles.name} = any(${names}::text[])`)
-      .prepare('profiles_by_names'),
-    profilesWithRecordsByNames: db
+  // One name compares with `=`, a batch with `= any(array)`: PostgreSQL answers the single-name
+  // form (every REST lookup) markedly faster.
+  const oneName = sql`${profiles.name} = ${sql.placeholder('name')}`;
+  const someNames = sql`${profiles.name} = any(${sql.placeholder('names')}::text[])`;
+  const plain = () => db.select(publicProfileColumns).from(profiles);
+  const withRecords = () =>
+    db
       .select({
         ...publicProfileColumns,
         records: sql<RecordTuple[] | string>`coalesce((
           select json_agg(json_build_array(${records.key}, ${records.type}, ${records.value}) order by ${records.key})
           from ${records} where ${records.profileId} = ${profiles.id}), '[]'::json)`,
       })
-      .from(profiles)
-      .where(sql`${profiles.name} = any(${names}::text[])`)
-      .prepare('profiles_with_records_by_names'),
+      .from(profiles);
+  return {
+    profileByName: plain().where(oneName).prepare('profile_by_name'),
+    profilesByNames: plain().where(someNames).prepare('profiles_by_names'),
+    profileWithRecordsByName: withRecords().where(oneName).prepare('profile_with_records_by_name'),
+    profilesWithRecordsByNames: withRecords().where(someNames).prepare('profiles_with_records_by_names'),
   };
 }
 
@@ -78,7 +80,10 @@ function prepared(db: Database): ReturnType<typeof preparedLookups> {
 /** Profiles by canonical name ID; names that do not exist are simply absent from the result. */
 export async function findProfilesByNames(db: Database, names: readonly string[]): Promise<PublicProfile[]> {
   if (names.length === 0) return [];
-  return prepared(db).profilesByNames.execute({ names: [...names] });
+  const lookups = prepared(db);
+  return names.length === 1
+    ? lookups.profileByName.execute({ name: names[0] })
+    : lookups.profilesByNames.execute({ names: [...names] });
 }
 
 export interface ProfileWithRecords extends PublicProfile {
@@ -94,7 +99,11 @@ export async function findProfilesWithRecordsByNames(
   names: readonly string[],
 ): Promise<ProfileWithRecords[]> {
   if (names.length === 0) return [];
-  const rows = await prepared(db).profilesWithRecordsByNames.execute({ names: [...names] });
+  const lookups = prepared(db);
+  const rows =
+    names.length === 1
+      ? await lookups.profileWithRecordsByName.execute({ name: names[0] })
+      : await lookups.profilesWithRecordsByNames.execute({ names: [...names] });
   return rows.map(({ records: tuples, ...profile }) => ({
     ...profile,
     // Drivers hand json over parsed or as text, depending on their type parsers.
