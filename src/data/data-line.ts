@@ -233,7 +233,7 @@ function record(rawKey: string, entry: unknown): DataRecord {
       `record key ${quote(rawKey)} is not a record number (an integer from 0 to ${MAX_INT32} without sign or leading zeros)`,
     );
   }
-  const where = `record ${quote(rawKey)}`;
+  const where = `record "${rawKey}"`; // the key is a canonical number by now: nothing to escape
   if (!isPlainObject(entry)) throw new InvalidLine(`${where} must be an object {"type","value"}, got ${jsonKind(entry)}`);
   const extra = Object.keys(entry).filter((field) => !RECORD_FIELDS.has(field));
   if (extra.length > 0) {

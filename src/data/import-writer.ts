@@ -64,12 +64,17 @@ async function upsertNamespaces(db: Database, lines: readonly NamespaceLine[]): 
 }
 
 /**
- * Upserts the profiles, then replaces the records of exactly those that were inserted or
- * changed. An unchanged profile (same content hash and creator e-mail) is not touched at all,
- * so its `updated_at`, and with it every cache validator, stays as it was.
+ * Upserts the profiles and replaces the records of exactly those that were inserted or changed.
+ * An unchanged profile (same content hash and creator e-mail) is not touched at all, so its
+ * `updated_at`, and with it every cache validator, stays as it was.
+ *
+ * The records of new profiles are inserted by the same statement, so a batch of new profiles
+ * (the bulk of a big import) costs one round trip. Changed profiles need a second step: their
+ * old records must be deleted before the new ones go in, which one statement cannot order.
  */
 async function replaceProfiles(db: Database, lines: readonly ProfileLine[]): Promise<number> {
   if (lines.length === 0) return 0;
+  const recordRows = lines.flatMap((line) => line.records.map((record) => ({ name: line.name, ...record })));
   // Drizzle's INSERT ... SELECT cannot skip the identity column, so the upsert is plain SQL in a
   // CTE, and Drizzle's typed SELECT around it maps the returned rows the same way on both drivers.
   const upserted = db
@@ -100,22 +105,36 @@ async function replaceProfiles(db: Database, lines: readonly ProfileLine[]): Pro
           where profiles.content_hash <> excluded.content_hash or profiles.creator_email <> excluded.creator_email
           returning id, name, xmax = 0 as inserted`,
     );
-  const changed = await db.with(upserted).select().from(upserted);
-  if (changed.length === 0) return 0;
+  // Drizzle's $with needs a selection, hence `returning key`; nothing reads it.
+  const recordsOfNewProfiles = db.$with('records_of_new_profiles', { key: sql<number>`key`.as('key') }).as(
+    sql`insert into ${records} (profile_id, key, type, value)
+        select upserted.id, input.key::integer, input.type, input.value
+        from upserted join rows from (
+          json_array_elements_text(${column(recordRows, (row) => row.name)}),
+          json_array_elements_text(${column(recordRows, (row) => row.key)}),
+          json_array_elements_text(${column(recordRows, (row) => row.type)}),
+          json_array_elements(${column(recordRows, (row) => row.value)})
+        ) as input(name, key, type, value) on input.name = upserted.name
+        where upserted.inserted
+        returning key`,
+  );
+  const changed = await db.with(upserted, recordsOfNewProfiles).select().from(upserted);
 
-  const replaced = changed.filter((row) => !row.inserted).map((row) => row.id);
-  if (replaced.length > 0) await db.delete(records).where(inArray(records.profileId, replaced));
-  await insertRecords(db, changed, lines);
+  const replaced = changed.filter((row) => !row.inserted);
+  if (replaced.length > 0) {
+    await db.delete(records).where(inArray(records.profileId, replaced.map((row) => row.id)));
+    await insertRecords(db, replaced, lines);
+  }
   return changed.length;
 }
 
 async function insertRecords(
   db: Database,
-  changed: ReadonlyArray<{ id: number; name: string }>,
+  targets: ReadonlyArray<{ id: number; name: string }>,
   lines: readonly ProfileLine[],
 ): Promise<void> {
   const byName = new Map(lines.map((line) => [line.name, line]));
-  const rows = changed.flatMap(({ id, name }) => (byName.get(name)?.records ?? []).map((record) => ({ id, ...record })));
+  const rows = targets.flatMap(({ id, name }) => (byName.get(name)?.records ?? []).map((record) => ({ id, ...record })));
   if (rows.length === 0) return;
   await db.insert(records).select(
     sql`select profile_id::bigint, key::integer, type, value
