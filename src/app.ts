@@ -4,7 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from './config/config.js';
-import { openDatabase, type DatabaseHandle } from './db/database.js';
+import type { DatabaseHandle } from './db/database.js';
+import { openConfiguredDatabase } from './db/open-configured.js';
 import type { GraphQLServices } from './graphql/context.js';
 import { contextForNodeRequest, createGraphQLServer, GRAPHQL_ENDPOINT, schema } from './graphql/yoga.js';
 import { requestIdOf } from './http/request-id.js';
@@ -66,16 +67,4 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       if (options.database === undefined) await database.close();
     },
   };
-}
-
-export async function openConfiguredDatabase(config: Config): Promise<DatabaseHandle> {
-  const database = await openDatabase({
-    url: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolSize: config.dbPoolSize,
-    connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
-    statementTimeoutMs: config.dbStatementTimeoutMs,
-  });
-  await database.migrate();
-  return database;
 }

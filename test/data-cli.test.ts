@@ -73,6 +73,22 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     }
   }
 
+  it('loads a database without profiles in bulk mode by itself', async () => {
+    const empty = await createTestDatabase(kind);
+    try {
+      const data = file(`first-${kind}.ndjson`, [...generateNdjson({ profiles: 5, seed: 3, namespaces: 2 })].join('').trimEnd().split('\n'));
+      const first = await cli('import', [data], empty.env);
+      expect(first.code).toBe(0);
+      expect(first.stderr).toContain('The database has no profiles yet: loading in bulk mode.');
+      const second = await cli('import', [data], empty.env);
+      expect(second.code).toBe(0);
+      expect(second.stderr).not.toContain('bulk mode');
+      expect(second.stdout).toContain('5 profiles (0 new or changed)');
+    } finally {
+      await empty.drop();
+    }
+  }, SLOW);
+
   it('migrates and seeds, the second seed changing nothing', async () => {
     const migrated = await cli('migrate', [], testDb.env);
     expect(migrated.code).toBe(0);
@@ -110,6 +126,8 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     const good = file('good.ndjson', [...generateNdjson({ profiles: 40, seed: 9, namespaces: 3 })].join('').trimEnd().split('\n'));
     const imported = await cli('import', [good], testDb.env);
     expect(imported.code).toBe(0);
+    // The database already has profiles: readers must not be locked out.
+    expect(imported.stderr).not.toContain('bulk mode');
     expect(imported.stdout).toMatch(/^Imported .*good\.ndjson.*: 43 lines, 3 namespaces .*, 40 profiles \(40 new or changed\)/);
 
     const target = path.join(folder, `export-${kind}.ndjson`);

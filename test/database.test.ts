@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { isOwnerOrCreator, findProfilesByNames, findRecordsByProfileIds } from '../src/db/queries.js';
+import {
+  findProfilesByNames,
+  findProfilesWithRecordsByNames,
+  findRecordsByProfileIds,
+  isOwnerOrCreator,
+} from '../src/db/queries.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 
@@ -61,5 +66,19 @@ describe.each(databaseKinds())('database on %s', (kind) => {
     await db.insert(records).values({ profileId: row!.id, key: 6, type: 'social', value: social });
     const [stored] = await findRecordsByProfileIds(db, [row!.id]);
     expect(Object.keys(stored!.value as object)).toEqual(['twitter', 'discord', 'instagram']);
+  });
+
+  it('gives back string values that look like JSON as strings', async () => {
+    const { db } = handle;
+    await db.insert(namespaces).values({ name: 'strings', ownerEmail: 'o@example.com' });
+    const [row] = await db
+      .insert(profiles)
+      .values({ name: 's@strings', localPart: 's', namespace: 'strings', creatorEmail: 'm@example.com', contentHash: 'x' })
+      .returning({ id: profiles.id });
+    const values = ['123', 'null', 'true', '"quoted"', '{"a":1}'];
+    await db.insert(records).values(values.map((value, key) => ({ profileId: row!.id, key, type: 'notes_raw', value })));
+    expect((await findRecordsByProfileIds(db, [row!.id])).map((record) => record.value)).toEqual(values);
+    const [withRecords] = await findProfilesWithRecordsByNames(db, ['s@strings']);
+    expect(withRecords!.records.map((record) => record.value)).toEqual(values);
   });
 });

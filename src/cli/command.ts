@@ -4,7 +4,7 @@
  * code (1: the command failed, 2: bad usage or configuration) instead of a stack trace.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { openConfiguredDatabase } from '../app.js';
+import { openConfiguredDatabase } from '../db/open-configured.js';
 import { ConfigError, loadConfig, type Config } from '../config/config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { describeDatabaseError } from '../db/errors.js';

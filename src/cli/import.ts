@@ -3,10 +3,14 @@
  * all or nothing. `-` reads standard input. Bad lines are listed on stderr as `line N: reason`,
  * with a summary; the exit code is 1 when the file was rejected or could not be read, 2 for bad
  * usage or configuration. Progress goes to stderr on large files. `--bulk` checks foreign keys
- * once at the end (about twice as fast) but keeps the tables locked against readers meanwhile.
+ * once at the end (about twice as fast) but keeps the tables locked against readers meanwhile;
+ * an import into a database without profiles (a first load) does so by itself, since there is
+ * nothing to serve yet.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { importStream, type ImportReport } from '../data/importer.js';
+import type { Database } from '../db/database.js';
+import { profiles } from '../db/schema.js';
 import {
   CommandError,
   commandConfig,
@@ -19,7 +23,8 @@ import {
   UsageError,
 } from './command.js';
 
-const USAGE = 'npm run import -- [--bulk] <file.ndjson>   ("-" reads standard input; --bulk locks the tables while it runs)';
+const USAGE =
+  'npm run import -- [--bulk] <file.ndjson>   ("-" reads standard input; --bulk locks the tables while it runs, automatic into a database without profiles)';
 
 runCommand(USAGE, async () => {
   const { path, bulk } = readArguments();
@@ -30,8 +35,10 @@ runCommand(USAGE, async () => {
   const startedAt = Date.now();
   try {
     const input = file?.createReadStream() ?? process.stdin;
+    const firstLoad = !bulk && (await hasNoProfiles(database.db));
+    if (firstLoad) process.stderr.write('The database has no profiles yet: loading in bulk mode.\n');
     const report = await importStream(database.db, input, {
-      bulk,
+      bulk: bulk || firstLoad,
       onProgress: ({ lines, elapsedMs }) => {
         const rate = Math.round(lines / (elapsedMs / 1000));
         process.stderr.write(`... ${formatCount(lines)} lines read (${formatCount(rate)} lines/s)\n`);
@@ -43,6 +50,10 @@ runCommand(USAGE, async () => {
     await database.close();
   }
 });
+
+async function hasNoProfiles(db: Database): Promise<boolean> {
+  return (await db.select({ id: profiles.id }).from(profiles).limit(1)).length === 0;
+}
 
 function readArguments(): { path: string; bulk: boolean } {
   const { positionals, values } = parseArguments({

@@ -118,11 +118,14 @@ type RecordTuple = [key: number, type: string, value: RecordValue];
 /** Records of the given profiles, in ascending key order within each profile. */
 export async function findRecordsByProfileIds(db: Database, ids: readonly number[]): Promise<ProfileRecord[]> {
   if (ids.length === 0) return [];
-  return db
-    .select({ profileId: records.profileId, key: records.key, type: records.type, value: records.value })
+  const rows = await db
+    // As text, parsed once here: drivers parse json themselves and Drizzle's json column would
+    // parse the result again, turning the string "123" into the number 123.
+    .select({ profileId: records.profileId, key: records.key, type: records.type, json: sql<string>`${records.value}::text` })
     .from(records)
     .where(inArray(records.profileId, [...ids]))
     .orderBy(asc(records.profileId), asc(records.key));
+  return rows.map(({ json, ...record }) => ({ ...record, value: JSON.parse(json) as RecordValue }));
 }
 
 /** Which of the given canonical namespaces exist (public: only the names). */

@@ -5,7 +5,7 @@
  * signal on and waits for every worker to drain.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { openConfiguredDatabase } from '../app.js';
+import { openConfiguredDatabase } from '../db/open-configured.js';
 import type { Config } from '../config/config.js';
 import { serveClusterMetrics } from './cluster-metrics.js';
 import type { Logger } from './logger.js';
