@@ -204,7 +204,7 @@ function report(a: Measurement, b: Measurement): void {
     ratio,
   };
   const row = (label: string, m: Measurement) =>
-    `| ${label} | ${m.requestsPerSecond} | ${m.latencyMs.p50} | ${m.latencyMs.p90} | ${m.latencyMs.p99.toFixed(1)} | ${m.non2xx} | ${m.errors} |`;
+    `| ${label} | ${m.requestsPerSecond} | ${m.latencyMs.p50.toFixed(1)} | ${m.latencyMs.p90.toFixed(1)} | ${m.latencyMs.p99.toFixed(1)} | ${m.non2xx} | ${m.errors} |`;
   const markdown = [
     `# Benchmark ${results.date}`,
     '',
