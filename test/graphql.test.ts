@@ -355,8 +355,8 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
         expect(profile.phone).toEqual({ key: '4' });
         expect(profile.name1).toEqual({ value: `Bulk ${index}` });
       });
-      expect(sql.statements.length).toBeGreaterThan(0);
-      expect(sql.statements.length).toBeLessThanOrEqual(3);
+      // The issue allows 3; profiles come with their records in a single statement.
+      expect(sql.statements).toHaveLength(1);
       expect(sql.touching('records')).toHaveLength(1);
     });
 

@@ -16,13 +16,17 @@ export interface RouterOptions {
   answerBadUrl?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
+/**
+ * Long enough for any valid name ID, percent-encoded, even when sent decomposed (NFD): 127 code
+ * points may decompose into about three times as many, each up to 3 UTF-8 bytes of 3 characters
+ * encoded.
+ */
+export const MAX_PARAM_LENGTH = 4096;
+
 export function createRouter(options: RouterOptions = {}): AppRouter {
   return Router({
     ignoreTrailingSlash: false,
-    // Long enough for any valid name ID, percent-encoded, even when sent decomposed (NFD): 127
-    // code points may decompose into about three times as many, each up to 3 UTF-8 bytes of 3
-    // characters encoded.
-    maxParamLength: 4096,
+    maxParamLength: MAX_PARAM_LENGTH,
     defaultRoute: (req: IncomingMessage, res: ServerResponse) => sendError(req, res, 404, 'Not found'),
     onBadUrl: (_path: string, req: IncomingMessage, res: ServerResponse) => {
       if (options.answerBadUrl?.(req, res) !== true) sendError(req, res, 404, 'Not found');

@@ -7,7 +7,7 @@
  */
 import type { HTTPMethod } from 'find-my-way';
 import Router from 'find-my-way';
-import type { AppRouter } from '../http/router.js';
+import { MAX_PARAM_LENGTH, type AppRouter } from '../http/router.js';
 
 /** The label of a request that matched no route (404s of every kind). */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -24,7 +24,7 @@ const noop = (): void => {};
  * Registration goes through `on` for the shorthand methods too, so wrapping it sees them all.
  */
 export function trackRoutePatterns(router: AppRouter): RoutePatterns {
-  const mirror = Router({ ignoreTrailingSlash: false, maxParamLength: 2048 });
+  const mirror = Router({ ignoreTrailingSlash: false, maxParamLength: MAX_PARAM_LENGTH });
   const register = router.on.bind(router) as (...args: unknown[]) => void;
   let depth = 0;
   router.on = ((...args: unknown[]) => {
