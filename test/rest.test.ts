@@ -8,33 +8,8 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
+import { CONTRACT_EXAMPLE } from './support/contract-example.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
-
-/** The contract's example, verbatim. */
-const CONTRACT_EXAMPLE = `{
-  "name": "demo@me",
-  "description": "A sample profile that shows every kind of record.",
-  "image": "https://img.example.org/avatars/demo@me.jpg",
-  "attributes": [
-    {"trait_type": "domain", "value": "demo@me"},
-    {"trait_type": "level", "value": 2},
-    {"trait_type": "length", "value": 7}
-  ],
-  "records": {
-    "1": {"type": "name", "value": "Demo Person"},
-    "2": {"type": "email", "value": "hello@demo.example"},
-    "3": {"type": "website", "value": "https://demo.example"},
-    "4": {"type": "phone", "value": "+15550100,+15550111"},
-    "5": {"type": "tg_bot", "value": ""},
-    "6": {"type": "social", "value": {"twitter": "demo", "discord": "demo#0001", "instagram": "demo.pics"}},
-    "7": {"type": "link", "value": {"Blog": "https://blog.demo.example", "Shop": "https://shop.demo.example"}},
-    "8": {"type": "crypto", "value": {"btc": "bc1qdemo0000000000000000000000000000000", "eth": "0x0000000000000000000000000000000000dE0000", "sol": "DemoSo1ana111111111111111111111111111111111"}},
-    "9": {"type": "notes", "value": {"Hours": "Mon-Fri 9-17", "Address": "1 Sample Street, Example City"}},
-    "20": {"type": "img", "value": {"cover": "https://img.example.org/demo/cover.png"}},
-    "50": {"type": "web_url", "value": "https://profiles.example.org/demo@me"},
-    "51": {"type": "web3_url", "value": ""}
-  }
-}`;
 
 const INVALID_NAME = { error: 'Invalid name format, expected <local>@<domain>' };
 

@@ -7,22 +7,7 @@ import { seedDemoData, seedIfEmpty } from '../src/data/seed.js';
 import { MAP_RECORD_TYPES, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { emptyDatabase, snapshotDatabase } from './support/data-files.js';
-
-/** The records of `GET /api/demo@me` in the API contract's example, written out independently. */
-const CONTRACT_DEMO_RECORDS = `{
-  "1": {"type": "name", "value": "Demo Person"},
-  "2": {"type": "email", "value": "hello@demo.example"},
-  "3": {"type": "website", "value": "https://demo.example"},
-  "4": {"type": "phone", "value": "+15550100,+15550111"},
-  "5": {"type": "tg_bot", "value": ""},
-  "6": {"type": "social", "value": {"twitter": "demo", "discord": "demo#0001", "instagram": "demo.pics"}},
-  "7": {"type": "link", "value": {"Blog": "https://blog.demo.example", "Shop": "https://shop.demo.example"}},
-  "8": {"type": "crypto", "value": {"btc": "bc1qdemo0000000000000000000000000000000", "eth": "0x0000000000000000000000000000000000dE0000", "sol": "DemoSo1ana111111111111111111111111111111111"}},
-  "9": {"type": "notes", "value": {"Hours": "Mon-Fri 9-17", "Address": "1 Sample Street, Example City"}},
-  "20": {"type": "img", "value": {"cover": "https://img.example.org/demo/cover.png"}},
-  "50": {"type": "web_url", "value": "https://profiles.example.org/demo@me"},
-  "51": {"type": "web3_url", "value": ""}
-}`;
+import { CONTRACT_EXAMPLE_RECORDS } from './support/contract-example.js';
 
 describe.each(databaseKinds())('demo data on %s', (kind) => {
   let testDb: TestDatabase;
@@ -70,7 +55,7 @@ describe.each(databaseKinds())('demo data on %s', (kind) => {
       .from(records)
       .where(eq(records.profileId, demo!.id))
       .orderBy(asc(records.key));
-    const expected = Object.entries(JSON.parse(CONTRACT_DEMO_RECORDS) as Record<string, { type: string; value: unknown }>);
+    const expected = Object.entries(CONTRACT_EXAMPLE_RECORDS);
     expect(stored.map((record) => String(record.key))).toEqual(expected.map(([key]) => key));
     expect(stored.map((record) => [record.type, record.value])).toEqual(expected.map(([, record]) => [record.type, JSON.stringify(record.value)]));
   });

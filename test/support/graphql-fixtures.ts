@@ -10,6 +10,7 @@ import type { Database } from '../../src/db/database.js';
 import { namespaces, profiles, records, type RecordValue } from '../../src/db/schema.js';
 import { parseNameId } from '../../src/names/name-id.js';
 import { contentHash } from '../../src/profiles/content-hash.js';
+import { CONTRACT_EXAMPLE_RECORDS } from './contract-example.js';
 
 export const PRIVATE_EMAILS = {
   meOwner: 'owner.me@private.example',
@@ -19,27 +20,7 @@ export const PRIVATE_EMAILS = {
 } as const;
 
 /** The contract's example profile `demo@me`, record for record. */
-export const DEMO_RECORDS: Record<string, { type: string; value: RecordValue }> = {
-  '1': { type: 'name', value: 'Demo Person' },
-  '2': { type: 'email', value: 'hello@demo.example' },
-  '3': { type: 'website', value: 'https://demo.example' },
-  '4': { type: 'phone', value: '+15550100,+15550111' },
-  '5': { type: 'tg_bot', value: '' },
-  '6': { type: 'social', value: { twitter: 'demo', discord: 'demo#0001', instagram: 'demo.pics' } },
-  '7': { type: 'link', value: { Blog: 'https://blog.demo.example', Shop: 'https://shop.demo.example' } },
-  '8': {
-    type: 'crypto',
-    value: {
-      btc: 'bc1qdemo0000000000000000000000000000000',
-      eth: '0x0000000000000000000000000000000000dE0000',
-      sol: 'DemoSo1ana111111111111111111111111111111111',
-    },
-  },
-  '9': { type: 'notes', value: { Hours: 'Mon-Fri 9-17', Address: '1 Sample Street, Example City' } },
-  '20': { type: 'img', value: { cover: 'https://img.example.org/demo/cover.png' } },
-  '50': { type: 'web_url', value: 'https://profiles.example.org/demo@me' },
-  '51': { type: 'web3_url', value: '' },
-};
+export const DEMO_RECORDS = CONTRACT_EXAMPLE_RECORDS;
 
 /** Records no typed variant fits, and ordering cases (`10` after `9`, two of one type). */
 export const ODD_RECORDS: Record<string, { type: string; value: RecordValue }> = {
