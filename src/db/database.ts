@@ -13,6 +13,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { lockFolder, type FolderLock } from './folder-lock.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
 import {
   boundUnsafeQueries,
@@ -120,8 +121,18 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
 }
 
 async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
-  if (!options.dataDir.startsWith('memory://')) mkdirSync(options.dataDir, { recursive: true });
-  const client = await PGlite.create(options.dataDir);
+  let lock: FolderLock | undefined;
+  if (!options.dataDir.startsWith('memory://')) {
+    mkdirSync(options.dataDir, { recursive: true });
+    lock = lockFolder(options.dataDir);
+  }
+  let client: PGlite;
+  try {
+    client = await PGlite.create(options.dataDir);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const db = drizzlePglite(client, { schema, logger: options.logger ?? false });
   return {
     db,
@@ -133,7 +144,11 @@ async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
       await client.query('select 1');
     },
     async close() {
-      await client.close();
+      try {
+        await client.close();
+      } finally {
+        lock?.release();
+      }
     },
   };
 }
