@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import type { DatabaseHandle } from '../src/db/database.js';
 import {
   findProfilesByNames,
   findProfilesWithRecordsByNames,
@@ -8,29 +7,19 @@ import {
   isOwnerOrCreator,
 } from '../src/db/queries.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { databaseKinds, useTestDatabase } from './support/databases.js';
 
 describe.each(databaseKinds())('database on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-  });
-  afterAll(async () => {
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const database = useTestDatabase(kind);
 
   it('applies migrations idempotently', async () => {
-    await handle.migrate();
-    const rows = await handle.db.execute(sql`select count(*)::int as n from profiles`);
+    await database.handle.migrate();
+    const rows = await database.handle.db.execute(sql`select count(*)::int as n from profiles`);
     expect(rows).toBeDefined();
   });
 
   it('enforces level >= 0, numeric keys and cascades', async () => {
-    const { db } = handle;
+    const { db } = database.handle;
     await db.insert(namespaces).values({ name: 'cascade', ownerEmail: 'Owner@Example.com' });
     const [row] = await db
       .insert(profiles)
@@ -56,7 +45,7 @@ describe.each(databaseKinds())('database on %s', (kind) => {
   });
 
   it('keeps the key order of map values as written', async () => {
-    const { db } = handle;
+    const { db } = database.handle;
     await db.insert(namespaces).values({ name: 'order', ownerEmail: 'o@example.com' });
     const [row] = await db
       .insert(profiles)
@@ -69,7 +58,7 @@ describe.each(databaseKinds())('database on %s', (kind) => {
   });
 
   it('gives back string values that look like JSON as strings', async () => {
-    const { db } = handle;
+    const { db } = database.handle;
     await db.insert(namespaces).values({ name: 'strings', ownerEmail: 'o@example.com' });
     const [row] = await db
       .insert(profiles)

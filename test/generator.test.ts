@@ -9,10 +9,9 @@ import {
 } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { itemSeed, mulberry32 } from '../src/data/prng.js';
-import type { DatabaseHandle } from '../src/db/database.js';
 import { canonicalName, parseNameId } from '../src/names/name-id.js';
 import { MAP_RECORD_TYPES, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { databaseKinds, useTestDatabase } from './support/databases.js';
 import { exportText } from './support/data-files.js';
 
 const OPTIONS: GeneratorOptions = { profiles: 600, seed: 42, namespaces: 6 };
@@ -88,21 +87,11 @@ describe('synthetic data generator', () => {
 });
 
 describe.each(databaseKinds())('generated data on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-  });
-  afterAll(async () => {
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const database = useTestDatabase(kind);
 
   it('imports cleanly and exports as the same data', async () => {
     const lines = text(OPTIONS).split('\n');
-    const report = await importLines(handle.db, lines, { batchSize: 50 });
+    const report = await importLines(database.handle.db, lines, { batchSize: 50 });
     expect(report).toMatchObject({ ok: true, namespaces: 6, profiles: OPTIONS.profiles, profilesChanged: OPTIONS.profiles });
 
     const normalise = (line: string) => {
@@ -110,7 +99,7 @@ describe.each(databaseKinds())('generated data on %s', (kind) => {
       if (!result.ok) throw new Error(result.reason);
       return JSON.stringify(result.line);
     };
-    const exported = (await exportText(handle.db)).trimEnd().split('\n').map(normalise).sort();
+    const exported = (await exportText(database.handle.db)).trimEnd().split('\n').map(normalise).sort();
     expect(exported).toEqual(lines.filter((line) => line !== '').map(normalise).sort());
   });
 });

@@ -1,12 +1,11 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
-import type { DatabaseHandle } from '../src/db/database.js';
 import { profiles, records } from '../src/db/schema.js';
 import { importLines, importStream, type ImportOptions } from '../src/data/importer.js';
 import { generateNdjson } from '../src/data/generator.js';
 import { seedDemoData } from '../src/data/seed.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { createTestDatabase, databaseKinds, useTestDatabase } from './support/databases.js';
 import { emptyDatabase, exportText, ndjson, snapshotDatabase } from './support/data-files.js';
 
 const NAMESPACE = { kind: 'namespace', name: 'bulk', ownerEmail: 'bulk-owner@example.com' };
@@ -23,26 +22,16 @@ const goodLines = (count: number) => ndjson(NAMESPACE, ...Array.from({ length: c
 const SMALL_BATCHES: ImportOptions = { batchSize: 7 };
 
 describe.each(databaseKinds())('import and export on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-  });
-  afterAll(async () => {
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const database = useTestDatabase(kind);
   beforeEach(async () => {
-    await emptyDatabase(handle.db);
-    await seedDemoData(handle.db);
+    await emptyDatabase(database.handle.db);
+    await seedDemoData(database.handle.db);
   });
 
   it('imports a file and reports what it wrote', async () => {
-    const report = await importLines(handle.db, goodLines(30), SMALL_BATCHES);
+    const report = await importLines(database.handle.db, goodLines(30), SMALL_BATCHES);
     expect(report).toMatchObject({ ok: true, lines: 31, namespaces: 1, profiles: 30, namespacesChanged: 1, profilesChanged: 30, problemCount: 0 });
-    const [stored] = await handle.db.select().from(profiles).where(eq(profiles.name, 'user29@bulk'));
+    const [stored] = await database.handle.db.select().from(profiles).where(eq(profiles.name, 'user29@bulk'));
     expect(stored).toMatchObject({ localPart: 'user29', namespace: 'bulk', description: 'Profile 29', creatorEmail: 'user29@example.org', level: 0, image: '' });
   });
 
@@ -59,28 +48,28 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
   ];
 
   it.each(badLines)('rejects a file with one %s line and writes nothing', async (_, badLine, reason) => {
-    const before = await snapshotDatabase(handle.db);
+    const before = await snapshotDatabase(database.handle.db);
     // 40 good lines, then the bad one as line 42, then more good lines that change the demo data.
     const lines = [...goodLines(40), badLine, JSON.stringify({ ...goodProfile(7), name: 'demo@me' })];
-    const report = await importLines(handle.db, lines, SMALL_BATCHES);
+    const report = await importLines(database.handle.db, lines, SMALL_BATCHES);
     expect(report.ok).toBe(false);
     expect(report.problems).toEqual([{ line: 42, reason: expect.stringContaining(reason) }]);
     expect(report.problemCount).toBe(1);
     expect(report.profilesChanged).toBe(0);
-    expect(await snapshotDatabase(handle.db)).toEqual(before);
+    expect(await snapshotDatabase(database.handle.db)).toEqual(before);
   });
 
   it('rejects a line that is not valid UTF-8', async () => {
-    const before = await snapshotDatabase(handle.db);
+    const before = await snapshotDatabase(database.handle.db);
     const file = Buffer.concat([
       Buffer.from(`${goodLines(3).join('\n')}\n`),
       Buffer.from('{"kind":"profile","name":"caf'),
       Buffer.from([0xe9]), // "é" in Latin-1: not UTF-8
       Buffer.from('@bulk","creatorEmail":"a@example.com"}\n'),
     ]);
-    const report = await importStream(handle.db, Readable.from([file]));
+    const report = await importStream(database.handle.db, Readable.from([file]));
     expect(report.problems).toEqual([{ line: 5, reason: 'not valid UTF-8 text' }]);
-    expect(await snapshotDatabase(handle.db)).toEqual(before);
+    expect(await snapshotDatabase(database.handle.db)).toEqual(before);
   });
 
   it('lists every bad line in order, keeps validating after the first, and caps the list', async () => {
@@ -89,43 +78,43 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     lines[20] = JSON.stringify({ ...goodProfile(20), name: 'x@unknown' });
     lines[21] = '{"kind":"namespace","name":"-bad","ownerEmail":"o@example.com"}';
     lines[59] = JSON.stringify({ ...goodProfile(59), records: { '1': { type: 'name', value: 1 } } });
-    const report = await importLines(handle.db, lines, { ...SMALL_BATCHES, maxReportedProblems: 3 });
+    const report = await importLines(database.handle.db, lines, { ...SMALL_BATCHES, maxReportedProblems: 3 });
     expect(report.problemCount).toBe(4);
     expect(report.problems.map((problem) => problem.line)).toEqual([5, 21, 22]);
-    const all = await importLines(handle.db, lines, SMALL_BATCHES);
+    const all = await importLines(database.handle.db, lines, SMALL_BATCHES);
     expect(all.problems.map((problem) => problem.line)).toEqual([5, 21, 22, 60]);
   });
 
   it('reports a bad namespace line once, not again for every profile under it', async () => {
     const lines = ndjson({ kind: 'namespace', name: 'fresh', ownerEmail: 'not-an-email' }, { ...goodProfile(1), name: 'a@fresh' }, { ...goodProfile(2), name: 'b@fresh' });
-    const report = await importLines(handle.db, lines);
+    const report = await importLines(database.handle.db, lines);
     expect(report.problems).toEqual([{ line: 1, reason: expect.stringContaining('invalid ownerEmail') }]);
   });
 
   it('requires a namespace to be declared before the profiles that use it', async () => {
     const lines = ndjson({ ...goodProfile(1), name: 'a@later' }, { kind: 'namespace', name: 'later', ownerEmail: 'o@example.com' }, { ...goodProfile(2), name: 'b@later' });
-    const report = await importLines(handle.db, lines);
+    const report = await importLines(database.handle.db, lines);
     expect(report.problems).toEqual([{ line: 1, reason: expect.stringContaining('unknown namespace "later"') }]);
   });
 
   it('uses namespaces that already exist, matched case-insensitively', async () => {
-    const report = await importLines(handle.db, ndjson({ ...goodProfile(1), name: 'New@ME' }, { ...goodProfile(2), name: 'other@Studio' }));
+    const report = await importLines(database.handle.db, ndjson({ ...goodProfile(1), name: 'New@ME' }, { ...goodProfile(2), name: 'other@Studio' }));
     expect(report.ok).toBe(true);
-    const names = await handle.db.select({ name: profiles.name, namespace: profiles.namespace }).from(profiles).where(sql`${profiles.name} in ('new@me', 'other@studio')`);
+    const names = await database.handle.db.select({ name: profiles.name, namespace: profiles.namespace }).from(profiles).where(sql`${profiles.name} in ('new@me', 'other@studio')`);
     expect(names).toHaveLength(2);
   });
 
   it('replaces an existing profile whole, records too, whatever the case of its name', async () => {
-    const [old] = await handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
+    const [old] = await database.handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
     const replacement = { kind: 'profile', name: 'DEMO@Me', creatorEmail: ' New.Maker@Example.com ', description: 'Replaced', records: { '2': { type: 'email', value: 'new@demo.example' }, '70': { type: 'notes', value: { b: '2', a: '1' } } } };
-    const report = await importLines(handle.db, ndjson(replacement));
+    const report = await importLines(database.handle.db, ndjson(replacement));
     expect(report).toMatchObject({ ok: true, profilesChanged: 1 });
 
-    const [stored] = await handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
+    const [stored] = await database.handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
     expect(stored).toMatchObject({ id: old!.id, description: 'Replaced', image: '', level: 0, creatorEmail: 'New.Maker@Example.com' });
     expect(stored!.contentHash).not.toBe(old!.contentHash);
     expect(stored!.updatedAt.getTime()).toBeGreaterThanOrEqual(old!.updatedAt.getTime());
-    const storedRecords = await handle.db
+    const storedRecords = await database.handle.db
       .select({ key: records.key, type: records.type, value: sql<string>`${records.value}::text` })
       .from(records)
       .where(eq(records.profileId, old!.id))
@@ -137,29 +126,29 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
   });
 
   it('updates a namespace owner only when it changed', async () => {
-    const same = await importLines(handle.db, ndjson({ kind: 'namespace', name: 'ME', ownerEmail: 'owner@example.com' }));
+    const same = await importLines(database.handle.db, ndjson({ kind: 'namespace', name: 'ME', ownerEmail: 'owner@example.com' }));
     expect(same.namespacesChanged).toBe(0);
-    const changed = await importLines(handle.db, ndjson({ kind: 'namespace', name: 'me', ownerEmail: 'new-owner@example.com' }));
+    const changed = await importLines(database.handle.db, ndjson({ kind: 'namespace', name: 'me', ownerEmail: 'new-owner@example.com' }));
     expect(changed.namespacesChanged).toBe(1);
   });
 
   it('lets the last line win when a file names a profile twice, within a batch and across batches', async () => {
     const lines = [...goodLines(20), JSON.stringify({ ...goodProfile(3), description: 'second' }), JSON.stringify({ ...goodProfile(19), description: 'third', records: {} })];
     lines.splice(5, 0, JSON.stringify({ ...goodProfile(19), description: 'first' }));
-    const report = await importLines(handle.db, lines, SMALL_BATCHES);
+    const report = await importLines(database.handle.db, lines, SMALL_BATCHES);
     expect(report.ok).toBe(true);
-    const rows = await handle.db.select({ name: profiles.name, description: profiles.description, id: profiles.id }).from(profiles).where(sql`${profiles.name} in ('user3@bulk', 'user19@bulk')`).orderBy(profiles.name);
+    const rows = await database.handle.db.select({ name: profiles.name, description: profiles.description, id: profiles.id }).from(profiles).where(sql`${profiles.name} in ('user3@bulk', 'user19@bulk')`).orderBy(profiles.name);
     expect(rows.map((row) => [row.name, row.description])).toEqual([
       ['user19@bulk', 'third'],
       ['user3@bulk', 'second'],
     ]);
-    const leftover = await handle.db.select().from(records).where(eq(records.profileId, rows[0]!.id));
+    const leftover = await database.handle.db.select().from(records).where(eq(records.profileId, rows[0]!.id));
     expect(leftover).toEqual([]);
   });
 
   it('skips blank lines, a byte order mark and CR line ends, and counts them for line numbers', async () => {
     const text = `\uFEFF${JSON.stringify(NAMESPACE)}\r\n\r\n   \n${JSON.stringify(goodProfile(1))}\r\n{bad}\n`;
-    const report = await importStream(handle.db, Readable.from([Buffer.from(text)]));
+    const report = await importStream(database.handle.db, Readable.from([Buffer.from(text)]));
     expect(report.lines).toBe(5);
     expect(report.problems).toEqual([{ line: 5, reason: expect.stringContaining('invalid JSON') }]);
   });
@@ -168,18 +157,18 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     const text = `${goodLines(5).join('\n')}\n`;
     const bytes = Buffer.from(text);
     const chunks = Array.from({ length: Math.ceil(bytes.length / 13) }, (_, index) => bytes.subarray(index * 13, index * 13 + 13));
-    const report = await importStream(handle.db, Readable.from(chunks));
+    const report = await importStream(database.handle.db, Readable.from(chunks));
     expect(report).toMatchObject({ ok: true, profiles: 5 });
   });
 
   it('changes nothing when an export is imported again', async () => {
-    await importLines(handle.db, [...generateNdjson({ profiles: 150, seed: 11, namespaces: 4 })].join('').split('\n'), SMALL_BATCHES);
-    const exported = await exportText(handle.db);
-    const before = await snapshotDatabase(handle.db);
+    await importLines(database.handle.db, [...generateNdjson({ profiles: 150, seed: 11, namespaces: 4 })].join('').split('\n'), SMALL_BATCHES);
+    const exported = await exportText(database.handle.db);
+    const before = await snapshotDatabase(database.handle.db);
     await new Promise((resolve) => setTimeout(resolve, 20)); // a changed row would get a later updated_at
-    const report = await importLines(handle.db, exported.split('\n'), SMALL_BATCHES);
+    const report = await importLines(database.handle.db, exported.split('\n'), SMALL_BATCHES);
     expect(report).toMatchObject({ ok: true, namespacesChanged: 0, profilesChanged: 0 });
-    expect(await snapshotDatabase(handle.db)).toEqual(before);
+    expect(await snapshotDatabase(database.handle.db)).toEqual(before);
   });
 
   it('exports string values that look like JSON as the strings they are', async () => {
@@ -190,16 +179,16 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
       '4': { type: 'name', value: '{"x":"y"}' },
       '5': { type: 'notes', value: { quoted: '"q"', number: '1e3' } },
     };
-    await importLines(handle.db, ndjson({ kind: 'profile', name: 'tricky@me', creatorEmail: 't@example.com', records: tricky }));
-    const exported = (await exportText(handle.db)).split('\n').find((line) => line.includes('"tricky@me"'));
+    await importLines(database.handle.db, ndjson({ kind: 'profile', name: 'tricky@me', creatorEmail: 't@example.com', records: tricky }));
+    const exported = (await exportText(database.handle.db)).split('\n').find((line) => line.includes('"tricky@me"'));
     expect((JSON.parse(exported!) as { records: unknown }).records).toEqual(tricky);
-    const again = await importLines(handle.db, [exported!]);
+    const again = await importLines(database.handle.db, [exported!]);
     expect(again).toMatchObject({ ok: true, profilesChanged: 0 });
   });
 
   it('exports the same text whatever the page size', async () => {
-    const whole = await exportText(handle.db);
-    expect(await exportText(handle.db, { pageSize: 2 })).toBe(whole);
+    const whole = await exportText(database.handle.db);
+    expect(await exportText(database.handle.db, { pageSize: 2 })).toBe(whole);
     const lines = whole.trimEnd().split('\n').map((line) => JSON.parse(line) as { kind: string; name: string });
     const namespaces = lines.filter((line) => line.kind === 'namespace').map((line) => line.name);
     expect(lines.slice(0, namespaces.length).every((line) => line.kind === 'namespace')).toBe(true);
@@ -208,7 +197,7 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
 
   it('imports the same data in bulk mode and keeps the foreign keys', async () => {
     const foreignKeys = () =>
-      handle.db
+      database.handle.db
         .select({ name: sql<string>`conname::text`, definition: sql<string>`pg_get_constraintdef(oid)` })
         .from(sql`pg_constraint`)
         .where(sql`contype = 'f'`)
@@ -217,30 +206,30 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     expect(keysBefore).toHaveLength(2);
 
     const lines = [...goodLines(30), JSON.stringify({ ...goodProfile(3), name: 'demo@me' })];
-    const normal = await importLines(handle.db, lines, SMALL_BATCHES);
-    const normalSnapshot = await snapshotDatabase(handle.db);
-    await emptyDatabase(handle.db);
-    await seedDemoData(handle.db);
-    const bulk = await importLines(handle.db, lines, { ...SMALL_BATCHES, bulk: true });
+    const normal = await importLines(database.handle.db, lines, SMALL_BATCHES);
+    const normalSnapshot = await snapshotDatabase(database.handle.db);
+    await emptyDatabase(database.handle.db);
+    await seedDemoData(database.handle.db);
+    const bulk = await importLines(database.handle.db, lines, { ...SMALL_BATCHES, bulk: true });
     expect(bulk).toEqual(normal);
     const strip = (snapshot: typeof normalSnapshot) => ({ ...snapshot, profiles: snapshot.profiles.map(({ updatedAt: _updatedAt, ...rest }) => rest) });
-    expect(strip(await snapshotDatabase(handle.db))).toEqual(strip(normalSnapshot));
+    expect(strip(await snapshotDatabase(database.handle.db))).toEqual(strip(normalSnapshot));
     expect(await foreignKeys()).toEqual(keysBefore);
 
-    const rejected = await importLines(handle.db, [...lines, '{'], { ...SMALL_BATCHES, bulk: true });
+    const rejected = await importLines(database.handle.db, [...lines, '{'], { ...SMALL_BATCHES, bulk: true });
     expect(rejected.ok).toBe(false);
     expect(await foreignKeys()).toEqual(keysBefore);
 
     // The restored keys still cascade.
-    await handle.db.execute(sql`delete from namespaces where name = 'bulk'`);
-    expect(await handle.db.select().from(profiles).where(eq(profiles.namespace, 'bulk'))).toEqual([]);
-    const orphans = await handle.db.select().from(records).where(sql`${records.profileId} not in (select id from ${profiles})`);
+    await database.handle.db.execute(sql`delete from namespaces where name = 'bulk'`);
+    expect(await database.handle.db.select().from(profiles).where(eq(profiles.namespace, 'bulk'))).toEqual([]);
+    const orphans = await database.handle.db.select().from(records).where(sql`${records.profileId} not in (select id from ${profiles})`);
     expect(orphans).toEqual([]);
   });
 
   it('round-trips through an export into an empty database, private e-mails included', async () => {
-    await importLines(handle.db, [...generateNdjson({ profiles: 120, seed: 5, namespaces: 3 })].join('').split('\n'));
-    const exported = await exportText(handle.db);
+    await importLines(database.handle.db, [...generateNdjson({ profiles: 120, seed: 5, namespaces: 3 })].join('').split('\n'));
+    const exported = await exportText(database.handle.db);
     expect(exported).toContain('"ownerEmail":"Studio.Admin@example.org"');
     expect(exported).toContain('"creatorEmail":"maker@example.com"');
 
@@ -255,7 +244,7 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
         profiles: snapshot.profiles.map(({ id: _id, updatedAt: _updatedAt, ...rest }) => rest),
         records: snapshot.records.map(({ profileId: _profileId, ...rest }) => rest),
       });
-      expect(withoutVolatile(await snapshotDatabase(other.db))).toEqual(withoutVolatile(await snapshotDatabase(handle.db)));
+      expect(withoutVolatile(await snapshotDatabase(other.db))).toEqual(withoutVolatile(await snapshotDatabase(database.handle.db)));
     } finally {
       await other.close();
       await otherDb.drop();

@@ -1,47 +1,36 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { asc, eq, sql } from 'drizzle-orm';
-import type { DatabaseHandle } from '../src/db/database.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';
 import { DEMO_DATA } from '../src/data/demo-data.js';
 import { seedDemoData, seedIfEmpty } from '../src/data/seed.js';
 import { MAP_RECORD_TYPES, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { databaseKinds, useTestDatabase } from './support/databases.js';
 import { emptyDatabase, snapshotDatabase } from './support/data-files.js';
 import { CONTRACT_EXAMPLE_RECORDS } from './support/contract-example.js';
 
 describe.each(databaseKinds())('demo data on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-  });
-  afterAll(async () => {
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const database = useTestDatabase(kind);
   beforeEach(async () => {
-    await emptyDatabase(handle.db);
+    await emptyDatabase(database.handle.db);
   });
 
   it('seeds an empty database once', async () => {
-    expect(await seedIfEmpty(handle)).toBe(true);
-    const after = await snapshotDatabase(handle.db);
+    expect(await seedIfEmpty(database.handle)).toBe(true);
+    const after = await snapshotDatabase(database.handle.db);
     expect(after.profiles.length).toBe(DEMO_DATA.filter((object) => object.kind === 'profile').length);
-    expect(await seedIfEmpty(handle)).toBe(false);
-    expect(await snapshotDatabase(handle.db)).toEqual(after);
+    expect(await seedIfEmpty(database.handle)).toBe(false);
+    expect(await snapshotDatabase(database.handle.db)).toEqual(after);
   });
 
   it('leaves a database alone that holds data of its own', async () => {
-    await handle.db.insert(namespaces).values({ name: 'mine', ownerEmail: 'me@example.com' });
-    expect(await seedIfEmpty(handle)).toBe(false);
-    expect(await handle.db.select().from(profiles)).toEqual([]);
+    await database.handle.db.insert(namespaces).values({ name: 'mine', ownerEmail: 'me@example.com' });
+    expect(await seedIfEmpty(database.handle)).toBe(false);
+    expect(await database.handle.db.select().from(profiles)).toEqual([]);
   });
 
   it('writes demo@me exactly as the contract example: values, key order and map order', async () => {
-    await seedDemoData(handle.db);
-    const [demo] = await handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
+    await seedDemoData(database.handle.db);
+    const [demo] = await database.handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
     expect(demo).toMatchObject({
       name: 'demo@me',
       localPart: 'demo',
@@ -50,7 +39,7 @@ describe.each(databaseKinds())('demo data on %s', (kind) => {
       image: 'https://img.example.org/avatars/demo@me.jpg',
       level: 2,
     });
-    const stored = await handle.db
+    const stored = await database.handle.db
       .select({ key: records.key, type: records.type, value: sql<string>`${records.value}::text` })
       .from(records)
       .where(eq(records.profileId, demo!.id))
@@ -61,33 +50,33 @@ describe.each(databaseKinds())('demo data on %s', (kind) => {
   });
 
   it('is idempotent when asked again', async () => {
-    await seedDemoData(handle.db);
-    const before = await snapshotDatabase(handle.db);
-    const report = await seedDemoData(handle.db);
+    await seedDemoData(database.handle.db);
+    const before = await snapshotDatabase(database.handle.db);
+    const report = await seedDemoData(database.handle.db);
     expect(report).toMatchObject({ namespacesChanged: 0, profilesChanged: 0 });
-    expect(await snapshotDatabase(handle.db)).toEqual(before);
+    expect(await snapshotDatabase(database.handle.db)).toEqual(before);
   });
 
   it('covers every record type, empty values, non-ASCII text, no records and an unspecified type', async () => {
-    await seedDemoData(handle.db);
-    const types = new Set((await handle.db.selectDistinct({ type: records.type }).from(records)).map((row) => row.type));
+    await seedDemoData(database.handle.db);
+    const types = new Set((await database.handle.db.selectDistinct({ type: records.type }).from(records)).map((row) => row.type));
     for (const type of [...STRING_RECORD_TYPES, ...MAP_RECORD_TYPES]) expect(types, type).toContain(type);
     expect([...types].some((type) => !(STRING_RECORD_TYPES as readonly string[]).includes(type) && !(MAP_RECORD_TYPES as readonly string[]).includes(type))).toBe(true);
 
-    const values = (await handle.db.select({ value: sql<string>`${records.value}::text` }).from(records)).map((row) => row.value);
+    const values = (await database.handle.db.select({ value: sql<string>`${records.value}::text` }).from(records)).map((row) => row.value);
     expect(values).toContain('""');
     expect(values).toContain('{}');
 
-    const all = await handle.db.select().from(profiles);
+    const all = await database.handle.db.select().from(profiles);
     expect(all.some((profile) => /[^\x00-\x7f]/.test(profile.localPart))).toBe(true);
     expect(all.some((profile) => /[^\x00-\x7f]/.test(profile.description))).toBe(true);
-    const withRecords = new Set((await handle.db.selectDistinct({ id: records.profileId }).from(records)).map((row) => row.id));
+    const withRecords = new Set((await database.handle.db.selectDistinct({ id: records.profileId }).from(records)).map((row) => row.id));
     expect(all.some((profile) => !withRecords.has(profile.id))).toBe(true);
   });
 
   it('uses only reserved example domains for private e-mails', async () => {
-    await seedDemoData(handle.db);
-    const snapshot = await snapshotDatabase(handle.db);
+    await seedDemoData(database.handle.db);
+    const snapshot = await snapshotDatabase(database.handle.db);
     const emails = [...snapshot.namespaces.map((row) => row.ownerEmail), ...snapshot.profiles.map((row) => row.creatorEmail)];
     for (const email of emails) expect(email, email).toMatch(/@example\.(com|org)$/i);
   });

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { afterAll, beforeAll } from 'vitest';
 import { openDatabase, type DatabaseHandle, type DatabaseOptions } from '../../src/db/database.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -75,6 +76,38 @@ async function createPostgresDatabase(): Promise<TestDatabase> {
       const dropper = postgres(serverUrl, { max: 1, onnotice: () => {} });
       await dropper.unsafe(`drop database if exists "${name}" with (force)`);
       await dropper.end();
+    },
+  };
+}
+
+export interface SuiteDatabase {
+  readonly testDb: TestDatabase;
+  /** Open and migrated for the whole suite. */
+  readonly handle: DatabaseHandle;
+}
+
+/** A test database of `kind` for the surrounding suite: created before its tests, dropped after. */
+export function useTestDatabase(kind: DatabaseKind): SuiteDatabase {
+  let testDb: TestDatabase | undefined;
+  let handle: DatabaseHandle | undefined;
+  beforeAll(async () => {
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open();
+  });
+  afterAll(async () => {
+    await handle?.close();
+    await testDb?.drop();
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the suite database is used before its beforeAll ran');
+    return value;
+  };
+  return {
+    get testDb() {
+      return ready(testDb);
+    },
+    get handle() {
+      return ready(handle);
     },
   };
 }
