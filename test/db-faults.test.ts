@@ -12,10 +12,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError, OutageGate } from '../src/db/outage-gate.js';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
-import { seedDemoData } from '../src/data/seed.js';
-import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { startTcpProxy, type CutMode, type TcpProxy } from './support/tcp-proxy.js';
+import type { CutMode, TcpProxy } from './support/tcp-proxy.js';
 
 const connectionLost = (): Error => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
 const statementTimeout = (): Error => Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
@@ -149,20 +148,16 @@ async function eventually(check: () => Promise<boolean>, boundMs: number): Promi
 }
 
 describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unreachable', () => {
-  let database: TestDatabase;
+  let proxied: ProxiedDatabase;
   let proxy: TcpProxy;
   let service: ServerProcess;
 
   beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    const handle = await database.open();
-    await seedDemoData(handle.db);
-    await handle.close();
-    const target = new URL(database.url!);
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    proxied = await createProxiedDemoDatabase();
+    proxy = proxied.proxy;
     service = await startServerProcess({
       env: {
-        DATABASE_URL: proxy.urlThrough(database.url!),
+        DATABASE_URL: proxied.url,
         DB_CONNECT_TIMEOUT: '1',
         DB_STATEMENT_TIMEOUT_MS: '500',
         // Small, so that the outage reaches every connection of the pool.
@@ -175,8 +170,7 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
 
   afterAll(async () => {
     await service?.stop();
-    await proxy?.close();
-    await database?.drop();
+    await proxied?.close();
   });
 
   async function expectHealthy(): Promise<void> {

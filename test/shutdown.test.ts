@@ -8,10 +8,10 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemoData } from '../src/data/seed.js';
-import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { createTestDatabase } from './support/databases.js';
+import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
 import { startServerProcess } from './support/server-process.js';
-import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+import type { TcpProxy } from './support/tcp-proxy.js';
 
 interface Finished {
   status: number;
@@ -73,27 +73,22 @@ describe('shutdown of an idle service (embedded database)', () => {
 });
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a burst of slow requests', () => {
-  let database: TestDatabase;
+  let proxied: ProxiedDatabase;
   let proxy: TcpProxy;
 
   beforeAll(async () => {
-    database = await createTestDatabase('postgres');
-    const handle = await database.open();
-    await seedDemoData(handle.db);
-    await handle.close();
-    const target = new URL(database.url!);
-    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    proxied = await createProxiedDemoDatabase();
+    proxy = proxied.proxy;
   });
 
   afterAll(async () => {
-    await proxy?.close();
-    await database?.drop();
+    await proxied?.close();
   });
 
   it('finishes every request in flight with 200, refuses new connections, and exits 0', async () => {
     proxy.setLatency(0);
     const service = await startServerProcess({
-      env: { DATABASE_URL: proxy.urlThrough(database.url!), SHUTDOWN_TIMEOUT_MS: '15000', PROFILE_LIMIT: '0' },
+      env: { DATABASE_URL: proxied.url, SHUTDOWN_TIMEOUT_MS: '15000', PROFILE_LIMIT: '0' },
       startTimeoutMs: 60_000,
     });
     try {
@@ -132,7 +127,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
   it('stops waiting after SHUTDOWN_TIMEOUT_MS, and still exits 0', async () => {
     proxy.setLatency(0);
     const service = await startServerProcess({
-      env: { DATABASE_URL: proxy.urlThrough(database.url!), SHUTDOWN_TIMEOUT_MS: '300', PROFILE_LIMIT: '0' },
+      env: { DATABASE_URL: proxied.url, SHUTDOWN_TIMEOUT_MS: '300', PROFILE_LIMIT: '0' },
       startTimeoutMs: 60_000,
     });
     try {

@@ -11,6 +11,7 @@ import { namespaces, profiles, records, type RecordValue } from '../../src/db/sc
 import { parseNameId } from '../../src/names/name-id.js';
 import { contentHash } from '../../src/profiles/content-hash.js';
 import { CONTRACT_EXAMPLE_RECORDS } from './contract-example.js';
+import type { ProfileObject } from '../../src/data/data-line.js';
 
 export const PRIVATE_EMAILS = {
   meOwner: 'owner.me@private.example',
@@ -35,14 +36,8 @@ export const ODD_RECORDS: Record<string, { type: string; value: RecordValue }> =
   '13': { type: 'crypto', value: { doge: 'D999' } },
 };
 
-export interface FixtureProfile {
-  name: string;
-  creatorEmail: string;
-  description?: string;
-  image?: string;
-  level?: number;
-  records?: Record<string, { type: string; value: RecordValue }>;
-}
+/** A profile as the import format has it, without the `kind` tag. */
+export type FixtureProfile = Omit<ProfileObject, 'kind'>;
 
 export const BULK_PROFILE_COUNT = 60;
 export const bulkName = (index: number): string => `p${index}@bulk`;
