@@ -5,7 +5,9 @@ export default defineConfig({
   resolve: {
     // Pothos and Yoga load graphql's CommonJS build; without this alias the tests would load its
     // ESM build as a second copy, and graphql-js refuses schemas "from another module or realm".
-    alias: [{ find: /^graphql$/, replacement: fileURLToPath(new URL('./node_modules/graphql/index.js', import.meta.url)) }],
+    alias: [
+      { find: /^graphql$/, replacement: fileURLToPath(new URL('./node_modules/graphql/index.js', import.meta.url)) },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],

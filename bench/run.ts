@@ -13,18 +13,18 @@
  * 4. Writes bench/results/latest.json and bench/results/latest.md.
  */
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
-import { openDatabase } from '../src/db/database.js';
-import { generatedName, generateNdjson, type GeneratorOptions } from '../src/data/generator.js';
+import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
-import { createServer } from 'node:net';
+import { openDatabase } from '../src/db/database.js';
 import {
-  spawnServerProcess,
-  startServerProcess,
   type ServerProcess,
   type SpawnedProcess,
+  spawnServerProcess,
+  startServerProcess,
 } from '../test/support/server-process.js';
 
 const DATASET: GeneratorOptions = { profiles: 100_000, seed: 20261125 };
@@ -141,7 +141,8 @@ async function measure(baseUrl: string, paths: string[], seconds: number): Promi
 }
 
 function average(measurements: Measurement[]): Measurement {
-  const mean = (pick: (m: Measurement) => number) => measurements.reduce((sum, m) => sum + pick(m), 0) / measurements.length;
+  const mean = (pick: (m: Measurement) => number) =>
+    measurements.reduce((sum, m) => sum + pick(m), 0) / measurements.length;
   return {
     requestsPerSecond: Math.round(mean((m) => m.requestsPerSecond)),
     latencyMs: {

@@ -5,8 +5,8 @@
  */
 import cluster from 'node:cluster';
 import { createApp } from './app.js';
+import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { seedIfEmpty } from './data/seed.js';
-import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { listen } from './http/server.js';
 import { runClusterPrimary } from './ops/cluster-primary.js';
 import { createLogger } from './ops/logger.js';

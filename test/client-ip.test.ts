@@ -2,7 +2,7 @@
  * Which address a request is counted against. By default only the socket's peer address counts,
  * whatever headers the client sends; X-Forwarded-For is read only through TRUST_PROXY_HOPS.
  */
-import { createServer, request, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { createServer, type IncomingMessage, type OutgoingHttpHeaders, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientIp, normaliseIp, UNKNOWN_CLIENT } from '../src/limits/client-ip.js';

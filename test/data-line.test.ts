@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseDataLine, toDataObject, validateDataObject } from '../src/data/data-line.js';
 
-const profile = (fields: Record<string, unknown>) => JSON.stringify({ kind: 'profile', name: 'a@me', creatorEmail: 'maker@example.com', ...fields });
+const profile = (fields: Record<string, unknown>) =>
+  JSON.stringify({ kind: 'profile', name: 'a@me', creatorEmail: 'maker@example.com', ...fields });
 const reasonOf = (text: string) => {
   const result = parseDataLine(text);
   if (result.ok) throw new Error(`accepted: ${text}`);
@@ -37,7 +38,13 @@ describe('data file lines', () => {
 
   it('sorts records by numeric key and keeps the order of map entries', () => {
     const result = parseDataLine(
-      profile({ records: { '20': { type: 'img', value: { z: '1', a: '2' } }, '3': { type: 'website', value: '' }, '0': { type: 'x', value: {} } } }),
+      profile({
+        records: {
+          '20': { type: 'img', value: { z: '1', a: '2' } },
+          '3': { type: 'website', value: '' },
+          '0': { type: 'x', value: {} },
+        },
+      }),
     );
     if (!result.ok || result.line.kind !== 'profile') throw new Error('rejected');
     expect(result.line.records.map((record) => record.key)).toEqual([0, 3, 20]);
@@ -45,7 +52,12 @@ describe('data file lines', () => {
   });
 
   it('writes lines back in the same format, every field present', () => {
-    const result = validateDataObject({ kind: 'profile', name: 'A@Me', creatorEmail: 'm@example.com', records: { '9': { type: 'notes', value: {} }, '1': { type: 'name', value: 'A' } } });
+    const result = validateDataObject({
+      kind: 'profile',
+      name: 'A@Me',
+      creatorEmail: 'm@example.com',
+      records: { '9': { type: 'notes', value: {} }, '1': { type: 'name', value: 'A' } },
+    });
     if (!result.ok) throw new Error(result.reason);
     expect(JSON.stringify(toDataObject(result.line))).toBe(
       '{"kind":"profile","name":"a@me","creatorEmail":"m@example.com","description":"","image":"","level":0,' +
@@ -67,30 +79,86 @@ describe('data file lines', () => {
     ['bad local part', profile({ name: 'a b@me' }), 'invalid name "a b@me": the local part must be'],
     ['bad namespace part', profile({ name: 'a@m%e' }), 'invalid name "a@m%e": the namespace must be'],
     ['name too long', profile({ name: `${'a'.repeat(63)}@${'b'.repeat(64)}` }), '128 characters, at most 127'],
-    ['invalid namespace name', '{"kind":"namespace","name":"m e","ownerEmail":"o@example.com"}', 'invalid namespace name "m e"'],
-    ['invalid owner e-mail', '{"kind":"namespace","name":"me","ownerEmail":"owner at example.com"}', 'invalid ownerEmail: not a valid e-mail address'],
+    [
+      'invalid namespace name',
+      '{"kind":"namespace","name":"m e","ownerEmail":"o@example.com"}',
+      'invalid namespace name "m e"',
+    ],
+    [
+      'invalid owner e-mail',
+      '{"kind":"namespace","name":"me","ownerEmail":"owner at example.com"}',
+      'invalid ownerEmail: not a valid e-mail address',
+    ],
     ['empty creator e-mail', profile({ creatorEmail: '  ' }), '"creatorEmail" is empty'],
-    ['invalid creator e-mail', profile({ creatorEmail: 'maker@@example.com' }), 'invalid creatorEmail: not a valid e-mail address'],
-    ['over-long e-mail', profile({ creatorEmail: `${'a'.repeat(250)}@b.cd` }), 'invalid creatorEmail: 255 characters, at most 254'],
+    [
+      'invalid creator e-mail',
+      profile({ creatorEmail: 'maker@@example.com' }),
+      'invalid creatorEmail: not a valid e-mail address',
+    ],
+    [
+      'over-long e-mail',
+      profile({ creatorEmail: `${'a'.repeat(250)}@b.cd` }),
+      'invalid creatorEmail: 255 characters, at most 254',
+    ],
     ['description not a string', profile({ description: 5 }), '"description" must be a string, got number 5'],
     ['negative level', profile({ level: -1 }), '"level" must be an integer from 0 to 2147483647, got -1'],
     ['fractional level', profile({ level: 1.5 }), 'got 1.5'],
     ['level as text', profile({ level: '2' }), 'got "2"'],
     ['level too big', profile({ level: 2 ** 31 }), 'got 2147483648'],
     ['records an array', profile({ records: [] }), '"records" must be an object keyed by record number, got an array'],
-    ['non-numeric key', profile({ records: { name: { type: 'name', value: 'A' } } }), 'record key "name" is not a record number'],
+    [
+      'non-numeric key',
+      profile({ records: { name: { type: 'name', value: 'A' } } }),
+      'record key "name" is not a record number',
+    ],
     ['key with leading zero', profile({ records: { '01': { type: 'name', value: 'A' } } }), 'record key "01"'],
     ['negative key', profile({ records: { '-1': { type: 'name', value: 'A' } } }), 'record key "-1"'],
-    ['key past 2^31-1', profile({ records: { '2147483648': { type: 'name', value: 'A' } } }), 'record key "2147483648"'],
-    ['record not an object', profile({ records: { '1': 'Demo' } }), 'record "1" must be an object {"type","value"}, got string "Demo"'],
-    ['record without type', profile({ records: { '1': { value: 'A' } } }), 'record "1" needs a non-empty string "type", got none'],
-    ['record with empty type', profile({ records: { '1': { type: '', value: 'A' } } }), 'record "1" needs a non-empty string "type"'],
+    [
+      'key past 2^31-1',
+      profile({ records: { '2147483648': { type: 'name', value: 'A' } } }),
+      'record key "2147483648"',
+    ],
+    [
+      'record not an object',
+      profile({ records: { '1': 'Demo' } }),
+      'record "1" must be an object {"type","value"}, got string "Demo"',
+    ],
+    [
+      'record without type',
+      profile({ records: { '1': { value: 'A' } } }),
+      'record "1" needs a non-empty string "type", got none',
+    ],
+    [
+      'record with empty type',
+      profile({ records: { '1': { type: '', value: 'A' } } }),
+      'record "1" needs a non-empty string "type"',
+    ],
     ['record without value', profile({ records: { '1': { type: 'name' } } }), 'record "1" has no "value"'],
-    ['record with extra field', profile({ records: { '1': { type: 'name', value: 'A', label: 'x' } } }), 'record "1" has unknown field "label"'],
-    ['string type given a map', profile({ records: { '1': { type: 'name', value: { first: 'A' } } } }), 'record "1": record type "name" needs a string value, got an object'],
-    ['map type given a string', profile({ records: { '6': { type: 'social', value: 'demo' } } }), 'record "6": record type "social" needs an object of string to string, got string "demo"'],
-    ['map with a non-string entry', profile({ records: { '8': { type: 'crypto', value: { btc: 1 } } } }), 'record type "crypto" needs an object of string to string'],
-    ['unknown type with a number', profile({ records: { '60': { type: 'score', value: 5 } } }), 'record type "score" needs a string or an object of string to string, got number 5'],
+    [
+      'record with extra field',
+      profile({ records: { '1': { type: 'name', value: 'A', label: 'x' } } }),
+      'record "1" has unknown field "label"',
+    ],
+    [
+      'string type given a map',
+      profile({ records: { '1': { type: 'name', value: { first: 'A' } } } }),
+      'record "1": record type "name" needs a string value, got an object',
+    ],
+    [
+      'map type given a string',
+      profile({ records: { '6': { type: 'social', value: 'demo' } } }),
+      'record "6": record type "social" needs an object of string to string, got string "demo"',
+    ],
+    [
+      'map with a non-string entry',
+      profile({ records: { '8': { type: 'crypto', value: { btc: 1 } } } }),
+      'record type "crypto" needs an object of string to string',
+    ],
+    [
+      'unknown type with a number',
+      profile({ records: { '60': { type: 'score', value: 5 } } }),
+      'record type "score" needs a string or an object of string to string, got number 5',
+    ],
   ];
 
   it.each(rejected)('rejects %s with a precise reason', (_, text, reason) => {
@@ -98,7 +166,9 @@ describe('data file lines', () => {
   });
 
   it('never repeats a private e-mail in a reason', () => {
-    expect(reasonOf('{"kind":"namespace","name":"me","ownerEmail":"secret owner@example.com"}')).not.toContain('secret');
+    expect(reasonOf('{"kind":"namespace","name":"me","ownerEmail":"secret owner@example.com"}')).not.toContain(
+      'secret',
+    );
     expect(reasonOf(profile({ creatorEmail: 'secret maker@example.com' }))).not.toContain('secret');
   });
 

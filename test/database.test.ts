@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   findProfilesByNames,
   findProfilesWithRecordsByNames,
@@ -23,17 +23,36 @@ describe.each(databaseKinds())('database on %s', (kind) => {
     await db.insert(namespaces).values({ name: 'cascade', ownerEmail: 'Owner@Example.com' });
     const [row] = await db
       .insert(profiles)
-      .values({ name: 'a@cascade', localPart: 'a', namespace: 'cascade', creatorEmail: 'maker@example.com', contentHash: 'x' })
+      .values({
+        name: 'a@cascade',
+        localPart: 'a',
+        namespace: 'cascade',
+        creatorEmail: 'maker@example.com',
+        contentHash: 'x',
+      })
       .returning({ id: profiles.id });
     await db.insert(records).values({ profileId: row!.id, key: 3, type: 'name', value: 'A' });
     await expect(
-      db.insert(profiles).values({ name: 'b@cascade', localPart: 'b', namespace: 'cascade', level: -1, creatorEmail: 'x@example.com', contentHash: 'x' }),
+      db.insert(profiles).values({
+        name: 'b@cascade',
+        localPart: 'b',
+        namespace: 'cascade',
+        level: -1,
+        creatorEmail: 'x@example.com',
+        contentHash: 'x',
+      }),
     ).rejects.toThrow();
-    await expect(db.insert(records).values({ profileId: row!.id, key: -1, type: 'name', value: 'A' })).rejects.toThrow();
-    await expect(db.insert(records).values({ profileId: row!.id, key: 4, type: 'name', value: 5 as unknown as string })).rejects.toThrow();
+    await expect(
+      db.insert(records).values({ profileId: row!.id, key: -1, type: 'name', value: 'A' }),
+    ).rejects.toThrow();
+    await expect(
+      db.insert(records).values({ profileId: row!.id, key: 4, type: 'name', value: 5 as unknown as string }),
+    ).rejects.toThrow();
 
     expect(await findProfilesByNames(db, ['a@cascade', 'missing@cascade'])).toHaveLength(1);
-    expect(await findRecordsByProfileIds(db, [row!.id])).toEqual([{ profileId: row!.id, key: 3, type: 'name', value: 'A' }]);
+    expect(await findRecordsByProfileIds(db, [row!.id])).toEqual([
+      { profileId: row!.id, key: 3, type: 'name', value: 'A' },
+    ]);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'owner@example.com')).toBe(true);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'maker@example.com')).toBe(true);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'nobody@example.com')).toBe(false);
@@ -62,10 +81,18 @@ describe.each(databaseKinds())('database on %s', (kind) => {
     await db.insert(namespaces).values({ name: 'strings', ownerEmail: 'o@example.com' });
     const [row] = await db
       .insert(profiles)
-      .values({ name: 's@strings', localPart: 's', namespace: 'strings', creatorEmail: 'm@example.com', contentHash: 'x' })
+      .values({
+        name: 's@strings',
+        localPart: 's',
+        namespace: 'strings',
+        creatorEmail: 'm@example.com',
+        contentHash: 'x',
+      })
       .returning({ id: profiles.id });
     const values = ['123', 'null', 'true', '"quoted"', '{"a":1}'];
-    await db.insert(records).values(values.map((value, key) => ({ profileId: row!.id, key, type: 'notes_raw', value })));
+    await db
+      .insert(records)
+      .values(values.map((value, key) => ({ profileId: row!.id, key, type: 'notes_raw', value })));
     expect((await findRecordsByProfileIds(db, [row!.id])).map((record) => record.value)).toEqual(values);
     const [withRecords] = await findProfilesWithRecordsByNames(db, ['s@strings']);
     expect(withRecords!.records.map((record) => record.value)).toEqual(values);

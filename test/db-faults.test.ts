@@ -10,14 +10,15 @@
  * tested on its own first.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseUnavailableError, OutageGate } from '../src/db/outage-gate.js';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
+import { DatabaseUnavailableError, OutageGate } from '../src/db/outage-gate.js';
 import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { type ServerProcess, startServerProcess } from './support/server-process.js';
 import type { CutMode, TcpProxy } from './support/tcp-proxy.js';
 
 const connectionLost = (): Error => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-const statementTimeout = (): Error => Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+const statementTimeout = (): Error =>
+  Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
 
 describe('OutageGate', () => {
   it('refuses at once after connection failures, lets one probe through after the cool-down, and reopens on success', async () => {
@@ -84,7 +85,9 @@ describe('OutageGate', () => {
   it('does not close for a slow statement or an error of the query itself', async () => {
     const gate = new OutageGate(60_000);
     await expect(gate.run(() => Promise.reject(statementTimeout()))).rejects.toMatchObject({ code: '57014' });
-    await expect(gate.run(() => Promise.reject(Object.assign(new Error('syntax'), { code: '42601' })))).rejects.toThrow('syntax');
+    await expect(gate.run(() => Promise.reject(Object.assign(new Error('syntax'), { code: '42601' })))).rejects.toThrow(
+      'syntax',
+    );
     await expect(gate.run(() => Promise.resolve(1))).resolves.toBe(1);
     expect(gate.failures).toEqual({ unavailable: 0, statement_timeout: 1, refused: 0, query: 1 });
   });
@@ -195,7 +198,10 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
 
     const answer = await graphql(service.url);
     expect(answer.status).toBe(200);
-    const body = answer.body as { data?: { profile: unknown } | null; errors?: Array<{ message: string; extensions?: { code?: string } }> };
+    const body = answer.body as {
+      data?: { profile: unknown } | null;
+      errors?: Array<{ message: string; extensions?: { code?: string } }>;
+    };
     expect(body.errors?.map((error) => error.extensions?.code)).toEqual(['SERVICE_UNAVAILABLE']);
     expect(body.errors?.[0]?.message).toBe('Service unavailable');
 
@@ -220,27 +226,31 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
     ['refuse', 'resume', 'connections reset and refused, then the database is back'],
     ['blackhole', 'resume', 'connections held open without an answer, then they answer again'],
     ['blackhole', 'abandon', 'connections held open without an answer, and only new connections work again'],
-  ])('answers 503 within the bound while cut (%s, then %s: %s) and recovers without a restart', async (mode, held) => {
-    await expectHealthy();
-    // Lookups at once open every connection of the pool.
-    const warm = await Promise.all(Array.from({ length: 6 }, () => timedFetch(`${service.url}/api/demo@me`)));
-    expect(warm.map((answer) => answer.status)).toEqual(Array(6).fill(200));
-    expect(proxy.openConnections).toBe(2);
-    const accepted = proxy.acceptedConnections;
-    proxy.cut(mode);
-    // Twice: the first round meets the broken pool, the second the known outage.
-    await expectUnavailable();
-    await expectUnavailable();
-    // Many at once: none of them may hang either.
-    const burst = await Promise.all(Array.from({ length: 12 }, () => timedFetch(`${service.url}/api/demo@me`)));
-    expect(burst.map((answer) => answer.status)).toEqual(Array(12).fill(503));
-    // With 'abandon' the pooled connections never answer again: the service has to give them
-    // up by itself and connect anew.
-    proxy.restore({ held });
-    await expectRecovery();
-    // Except when the held connections came back to life, the pool had to connect anew.
-    if (mode === 'refuse' || held === 'abandon') expect(proxy.acceptedConnections).toBeGreaterThan(accepted);
-  }, 60_000);
+  ])(
+    'answers 503 within the bound while cut (%s, then %s: %s) and recovers without a restart',
+    async (mode, held) => {
+      await expectHealthy();
+      // Lookups at once open every connection of the pool.
+      const warm = await Promise.all(Array.from({ length: 6 }, () => timedFetch(`${service.url}/api/demo@me`)));
+      expect(warm.map((answer) => answer.status)).toEqual(Array(6).fill(200));
+      expect(proxy.openConnections).toBe(2);
+      const accepted = proxy.acceptedConnections;
+      proxy.cut(mode);
+      // Twice: the first round meets the broken pool, the second the known outage.
+      await expectUnavailable();
+      await expectUnavailable();
+      // Many at once: none of them may hang either.
+      const burst = await Promise.all(Array.from({ length: 12 }, () => timedFetch(`${service.url}/api/demo@me`)));
+      expect(burst.map((answer) => answer.status)).toEqual(Array(12).fill(503));
+      // With 'abandon' the pooled connections never answer again: the service has to give them
+      // up by itself and connect anew.
+      proxy.restore({ held });
+      await expectRecovery();
+      // Except when the held connections came back to life, the pool had to connect anew.
+      if (mode === 'refuse' || held === 'abandon') expect(proxy.acceptedConnections).toBeGreaterThan(accepted);
+    },
+    60_000,
+  );
 
   it('shows the outage in the metrics and the logs, without a 500 anywhere', async () => {
     const metrics = await timedFetch(`${service.url}/metrics`);

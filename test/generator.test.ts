@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateDataObject, type ProfileObject } from '../src/data/data-line.js';
+import { type ProfileObject, validateDataObject } from '../src/data/data-line.js';
 import {
+  type GeneratorOptions,
   generateDataObjects,
   generatedName,
   generatedNames,
   generateNdjson,
-  type GeneratorOptions,
 } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { itemSeed, mulberry32 } from '../src/data/prng.js';
 import { canonicalName, parseNameId } from '../src/names/name-id.js';
 import { MAP_RECORD_TYPES, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
-import { databaseKinds, useTestDatabase } from './support/databases.js';
 import { exportText } from './support/data-files.js';
+import { databaseKinds, useTestDatabase } from './support/databases.js';
 
 const OPTIONS: GeneratorOptions = { profiles: 600, seed: 42, namespaces: 6 };
 const text = (options: GeneratorOptions) => [...generateNdjson(options, 97)].join('');
@@ -69,7 +69,9 @@ describe('synthetic data generator', () => {
     for (const type of [...STRING_RECORD_TYPES, ...MAP_RECORD_TYPES]) expect(types, type).toContain(type);
     expect(types).toContain('pgp_key');
     expect(records.some((record) => record.value === '')).toBe(true);
-    expect(records.some((record) => typeof record.value === 'object' && Object.keys(record.value).length === 0)).toBe(true);
+    expect(records.some((record) => typeof record.value === 'object' && Object.keys(record.value).length === 0)).toBe(
+      true,
+    );
     expect(profiles.some((profile) => profile.records === undefined)).toBe(true);
     expect(profiles.some((profile) => profile.description === undefined)).toBe(true);
     expect(new Set(profiles.map((profile) => profile.name.split('@')[1])).size).toBe(6);
@@ -92,7 +94,12 @@ describe.each(databaseKinds())('generated data on %s', (kind) => {
   it('imports cleanly and exports as the same data', async () => {
     const lines = text(OPTIONS).split('\n');
     const report = await importLines(database.handle.db, lines, { batchSize: 50 });
-    expect(report).toMatchObject({ ok: true, namespaces: 6, profiles: OPTIONS.profiles, profilesChanged: OPTIONS.profiles });
+    expect(report).toMatchObject({
+      ok: true,
+      namespaces: 6,
+      profiles: OPTIONS.profiles,
+      profilesChanged: OPTIONS.profiles,
+    });
 
     const normalise = (line: string) => {
       const result = validateDataObject(JSON.parse(line));
@@ -100,6 +107,11 @@ describe.each(databaseKinds())('generated data on %s', (kind) => {
       return JSON.stringify(result.line);
     };
     const exported = (await exportText(database.handle.db)).trimEnd().split('\n').map(normalise).sort();
-    expect(exported).toEqual(lines.filter((line) => line !== '').map(normalise).sort());
+    expect(exported).toEqual(
+      lines
+        .filter((line) => line !== '')
+        .map(normalise)
+        .sort(),
+    );
   });
 });

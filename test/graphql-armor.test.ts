@@ -17,7 +17,7 @@ import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_DIRECTIVES, MAX_TOKENS } from '..
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLargeMessage } from '../src/limits/request-body-limit.js';
 import { createLogger } from '../src/ops/logger.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
-import { errorCodes, postGraphQL, type GraphQLAnswer } from './support/graphql-client.js';
+import { errorCodes, type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
 import { bulkName, insertGraphQLFixtures } from './support/graphql-fixtures.js';
 
 /**
@@ -41,7 +41,8 @@ const GRAPHIQL_PROFILE_SELECTION = /profile\(name: "demo@me"\) (\{[\s\S]*?\n {2}
   GRAPHIQL_EXAMPLE_QUERY,
 )?.[1];
 
-const repeat = (count: number, make: (i: number) => string) => Array.from({ length: count }, (_, i) => make(i)).join('\n');
+const repeat = (count: number, make: (i: number) => string) =>
+  Array.from({ length: count }, (_, i) => make(i)).join('\n');
 
 describe('GraphQL query limits', () => {
   let testDb: TestDatabase;
@@ -157,7 +158,8 @@ describe('GraphQL query limits', () => {
     });
 
     it(`${MAX_DIRECTIVES} directives`, async () => {
-      const directives = (count: number) => `{ profile(name: "demo@me") { ${repeat(count, () => 'name @include(if: true)')} } }`;
+      const directives = (count: number) =>
+        `{ profile(name: "demo@me") { ${repeat(count, () => 'name @include(if: true)')} } }`;
       expectAnswered(await gql(directives(MAX_DIRECTIVES)));
       expectRefused(
         await gql(directives(MAX_DIRECTIVES + 1)),
@@ -169,8 +171,7 @@ describe('GraphQL query limits', () => {
     it(`${MAX_TOKENS} tokens`, async () => {
       // 12 tokens around the list, one per name (commas are not tokens). Past 100 names the
       // resolver refuses the list: proof that the parser let the document through.
-      const tokens = (count: number) =>
-        `{ profiles(names: [${repeat(count - 12, () => '"x@y",')}]) { name } }`;
+      const tokens = (count: number) => `{ profiles(names: [${repeat(count - 12, () => '"x@y",')}]) { name } }`;
       const atLimit = await gql(tokens(MAX_TOKENS));
       expect(errorCodes(atLimit.body)).toEqual(['BAD_USER_INPUT']);
       expectRefused(await gql(tokens(MAX_TOKENS + 1)), 'GRAPHQL_PARSE_FAILED', /Token limit of 5000 exceeded/);
@@ -219,7 +220,9 @@ describe('GraphQL query limits', () => {
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), text }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), text }),
+          );
         });
         req.on('error', reject);
         // Several writes, so a chunked request really arrives in chunks.

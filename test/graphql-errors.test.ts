@@ -6,11 +6,11 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
-import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
+import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
 import { createGraphQLServer } from '../src/graphql/yoga.js';
 import { createRateLimits } from '../src/limits/create-rate-limits.js';
-import { postGraphQL, type GraphQLAnswer } from './support/graphql-client.js';
-import { captureLog, type CapturedLog } from './support/log-capture.js';
+import { type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
+import { type CapturedLog, captureLog } from './support/log-capture.js';
 
 const SECRET_EMAIL = 'secret.probe@private.example';
 
@@ -30,8 +30,14 @@ afterEach(async () => {
 
 function clientOn(database: DatabaseHandle, log: CapturedLog, nodeEnv: 'production' | 'test') {
   const config = loadConfig({ NODE_ENV: nodeEnv });
-  const yoga = createGraphQLServer({ db: database.db, config, logger: log.logger, limits: createRateLimits(config, log.logger) });
-  return (query: string): Promise<GraphQLAnswer> => postGraphQL(yoga.fetch as typeof fetch, 'http://localhost/graphql', query);
+  const yoga = createGraphQLServer({
+    db: database.db,
+    config,
+    logger: log.logger,
+    limits: createRateLimits(config, log.logger),
+  });
+  return (query: string): Promise<GraphQLAnswer> =>
+    postGraphQL(yoga.fetch as typeof fetch, 'http://localhost/graphql', query);
 }
 
 /** A query per loader, and the data left when its field fails (`profiles` is the non-null one). */
@@ -46,7 +52,11 @@ const LEAK = /select |from "|\bat .*:\d+|stack|postgres/i;
 
 describe('database unreachable', () => {
   it.each(Object.entries(QUERIES))('answers %s with SERVICE_UNAVAILABLE', async (_field, [query, data]) => {
-    const database = await openDatabase({ url: `postgres://postgres@127.0.0.1:${await deadPort()}/none`, dataDir: '', connectTimeoutSeconds: 1 });
+    const database = await openDatabase({
+      url: `postgres://postgres@127.0.0.1:${await deadPort()}/none`,
+      dataDir: '',
+      connectTimeoutSeconds: 1,
+    });
     opened.push(database);
     const log = captureLog();
     const { status, body, text } = await clientOn(database, log, 'production')(query);
@@ -54,7 +64,10 @@ describe('database unreachable', () => {
     expect(status).toBe(200);
     expect(body.data).toEqual(data);
     expect(body.errors).toHaveLength(1);
-    expect(body.errors![0]).toMatchObject({ message: 'Service unavailable', extensions: { code: 'SERVICE_UNAVAILABLE' } });
+    expect(body.errors![0]).toMatchObject({
+      message: 'Service unavailable',
+      extensions: { code: 'SERVICE_UNAVAILABLE' },
+    });
     expect(Object.keys(body.errors![0]!.extensions!)).toEqual(['code']);
     expect(text).not.toMatch(LEAK);
     expect(text).not.toContain(SECRET_EMAIL);
@@ -69,23 +82,31 @@ describe('unexpected failure (tables missing)', () => {
     return database;
   }
 
-  it.each(Object.entries(QUERIES))('masks %s as INTERNAL_SERVER_ERROR in production, logging a sanitised line', async (_field, [query, data]) => {
-    const log = captureLog();
-    const { body, text } = await clientOn(await unmigrated(), log, 'production')(query);
+  it.each(Object.entries(QUERIES))(
+    'masks %s as INTERNAL_SERVER_ERROR in production, logging a sanitised line',
+    async (_field, [query, data]) => {
+      const log = captureLog();
+      const { body, text } = await clientOn(await unmigrated(), log, 'production')(query);
 
-    expect(body.data).toEqual(data);
-    expect(body.errors).toEqual([
-      { message: 'Internal server error', locations: [expect.any(Object)], path: expect.any(Array), extensions: { code: 'INTERNAL_SERVER_ERROR' } },
-    ]);
-    expect(text).not.toMatch(LEAK);
-    expect(text).not.toContain(SECRET_EMAIL);
+      expect(body.data).toEqual(data);
+      expect(body.errors).toEqual([
+        {
+          message: 'Internal server error',
+          locations: [expect.any(Object)],
+          path: expect.any(Array),
+          extensions: { code: 'INTERNAL_SERVER_ERROR' },
+        },
+      ]);
+      expect(text).not.toMatch(LEAK);
+      expect(text).not.toContain(SECRET_EMAIL);
 
-    const errors = log.lines.filter((line) => line.level >= 50);
-    expect(errors.length).toBeGreaterThan(0);
-    expect(JSON.stringify(errors)).toContain('does not exist');
-    expect(JSON.stringify(log.lines)).not.toContain(SECRET_EMAIL);
-    expect(JSON.stringify(log.lines)).not.toMatch(/select /i);
-  });
+      const errors = log.lines.filter((line) => line.level >= 50);
+      expect(errors.length).toBeGreaterThan(0);
+      expect(JSON.stringify(errors)).toContain('does not exist');
+      expect(JSON.stringify(log.lines)).not.toContain(SECRET_EMAIL);
+      expect(JSON.stringify(log.lines)).not.toMatch(/select /i);
+    },
+  );
 
   it('adds a sanitised detail outside production, still without SQL or parameters', async () => {
     const log = captureLog();

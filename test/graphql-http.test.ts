@@ -49,17 +49,35 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
   });
 
   it('answers POST with application/graphql-response+json', async () => {
-    const answer = await postGraphQL(fetch, endpoint, `query ($name: String!) {
+    const answer = await postGraphQL(
+      fetch,
+      endpoint,
+      `query ($name: String!) {
       profile(name: $name) { name attributes { traitType } records { __typename key ... on PhoneRecord { numbers } } }
-    }`, { name: 'DEMO@me' });
+    }`,
+      { name: 'DEMO@me' },
+    );
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
     expect(answer.body.errors).toBeUndefined();
-    const profile = answer.body.data?.profile as { name: string; records: Array<{ __typename: string; numbers?: string[] }> };
+    const profile = answer.body.data?.profile as {
+      name: string;
+      records: Array<{ __typename: string; numbers?: string[] }>;
+    };
     expect(profile.name).toBe('demo@me');
     expect(profile.records.map((record) => record.__typename)).toEqual([
-      'TextRecord', 'TextRecord', 'TextRecord', 'PhoneRecord', 'TextRecord', 'SocialRecord',
-      'MapRecord', 'CryptoRecord', 'MapRecord', 'MapRecord', 'TextRecord', 'TextRecord',
+      'TextRecord',
+      'TextRecord',
+      'TextRecord',
+      'PhoneRecord',
+      'TextRecord',
+      'SocialRecord',
+      'MapRecord',
+      'CryptoRecord',
+      'MapRecord',
+      'MapRecord',
+      'TextRecord',
+      'TextRecord',
     ]);
     expect(profile.records[3]?.numbers).toEqual(['+15550100', '+15550111']);
   });
@@ -105,7 +123,11 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
   it('answers CORS preflight requests', async () => {
     const response = await fetch(endpoint, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(response.status).toBeLessThan(300);
     expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example');
@@ -115,7 +137,9 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
   it('carries the request id: the client’s when sane, a new one otherwise', async () => {
     const echoed = await fetch(`${endpoint}?query=%7B__typename%7D`, { headers: { 'x-request-id': 'client-id-42' } });
     expect(echoed.headers.get('x-request-id')).toBe('client-id-42');
-    const fresh = await fetch(`${endpoint}?query=%7B__typename%7D`, { headers: { 'x-request-id': 'bad id\twith tab' } });
+    const fresh = await fetch(`${endpoint}?query=%7B__typename%7D`, {
+      headers: { 'x-request-id': 'bad id\twith tab' },
+    });
     expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -132,8 +156,12 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
     expect(refused.body.errors![0]!.message).toMatch(/^Too many requests, retry in \d+ seconds$/);
     expect(refused.text).not.toContain(PRIVATE_EMAILS.demoCreator);
 
-    const everything = await postGraphQL(fetch, endpoint, `{ profiles(names: ["demo@me", "self@me", "x@other", "odd@me"]) {
-      name description records { raw } } }`);
+    const everything = await postGraphQL(
+      fetch,
+      endpoint,
+      `{ profiles(names: ["demo@me", "self@me", "x@other", "odd@me"]) {
+      name description records { raw } } }`,
+    );
     for (const email of Object.values(PRIVATE_EMAILS)) expect(everything.text).not.toContain(email);
   });
 });

@@ -20,7 +20,9 @@ describe('schema.graphql', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'nps-schema-'));
     try {
       const target = path.join(dir, 'schema.graphql');
-      await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/print-schema.ts', target], { cwd: ROOT });
+      await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/print-schema.ts', target], {
+        cwd: ROOT,
+      });
       const printed = readFileSync(target, 'utf8');
       expect(printed).toContain('type Query {');
       expect(readFileSync(path.join(ROOT, 'schema.graphql'), 'utf8')).toBe(printed);

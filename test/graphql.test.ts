@@ -17,7 +17,7 @@ import { INVALID_EMAIL_MESSAGE } from '../src/names/email.js';
 import { INVALID_NAME_MESSAGE } from '../src/names/name-id.js';
 import { createLogger } from '../src/ops/logger.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
-import { errorCodes, postGraphQL, StatementLog, type GraphQLAnswer } from './support/graphql-client.js';
+import { errorCodes, type GraphQLAnswer, postGraphQL, StatementLog } from './support/graphql-client.js';
 import {
   BULK_PROFILE_COUNT,
   bulkName,
@@ -31,7 +31,10 @@ import {
 const MISSING = 'Both email and name parameters are required';
 const TOO_MANY = /^Too many requests, retry in (\d+) seconds$/;
 
-type Client = <T = Record<string, any>>(query: string, variables?: Record<string, unknown>) => Promise<GraphQLAnswer<T>>;
+type Client = <T = Record<string, any>>(
+  query: string,
+  variables?: Record<string, unknown>,
+) => Promise<GraphQLAnswer<T>>;
 
 describe.each(databaseKinds())('GraphQL on %s', (kind) => {
   let testDb: TestDatabase;
@@ -113,7 +116,20 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
       }`);
       expect(body.errors).toBeUndefined();
       const records = body.data?.profile.records as Array<Record<string, unknown>>;
-      expect(records.map((record) => record.key)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '20', '50', '51']);
+      expect(records.map((record) => record.key)).toEqual([
+        '1',
+        '2',
+        '3',
+        '4',
+        '5',
+        '6',
+        '7',
+        '8',
+        '9',
+        '20',
+        '50',
+        '51',
+      ]);
       for (const record of records) {
         const stored = DEMO_RECORDS[record.key as string]!;
         expect(record.type).toBe(stored.type);
@@ -121,7 +137,10 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
       }
       const byType = Object.fromEntries(records.map((record) => [record.type, record]));
       for (const type of ['name', 'email', 'website', 'tg_bot', 'web_url', 'web3_url']) {
-        expect(byType[type]).toMatchObject({ __typename: 'TextRecord', value: DEMO_RECORDS[byType[type]!.key as string]!.value });
+        expect(byType[type]).toMatchObject({
+          __typename: 'TextRecord',
+          value: DEMO_RECORDS[byType[type]!.key as string]!.value,
+        });
       }
       expect(byType.tg_bot).toMatchObject({ value: '' });
       expect(byType.phone).toMatchObject({
@@ -233,12 +252,26 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
           attributes { traitType value { ... on IntAttributeValue { value } } } }
       }`);
       expect(body.errors).toBeUndefined();
-      expect(body.data?.profile).toMatchObject({ name: 'empty@me', description: '', image: '', level: 0, length: 8, records: [], record: null });
-      expect(body.data?.profile.attributes.map((a: { traitType: string }) => a.traitType)).toEqual(['domain', 'level', 'length']);
+      expect(body.data?.profile).toMatchObject({
+        name: 'empty@me',
+        description: '',
+        image: '',
+        level: 0,
+        length: 8,
+        records: [],
+        record: null,
+      });
+      expect(body.data?.profile.attributes.map((a: { traitType: string }) => a.traitType)).toEqual([
+        'domain',
+        'level',
+        'length',
+      ]);
     });
 
     it('answers null for a valid name without a profile', async () => {
-      const { status, body } = await gql(`{ profile(name: "nobody@me") { name } other: profile(name: "x@nowhere") { name } }`);
+      const { status, body } = await gql(
+        `{ profile(name: "nobody@me") { name } other: profile(name: "x@nowhere") { name } }`,
+      );
       expect(status).toBe(200);
       expect(body).toEqual({ data: { profile: null, other: null } });
     });
@@ -291,9 +324,17 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
 
   describe('profiles', () => {
     it('answers in the order asked, null for unknown names, repeated names repeated', async () => {
-      const { body } = await gql(`{ profiles(names: ["x@other", "missing@me", "DEMO@ME", "empty@me", "demo@me"]) { name } }`);
+      const { body } = await gql(
+        `{ profiles(names: ["x@other", "missing@me", "DEMO@ME", "empty@me", "demo@me"]) { name } }`,
+      );
       expect(body.errors).toBeUndefined();
-      expect(body.data?.profiles).toEqual([{ name: 'x@other' }, null, { name: 'demo@me' }, { name: 'empty@me' }, { name: 'demo@me' }]);
+      expect(body.data?.profiles).toEqual([
+        { name: 'x@other' },
+        null,
+        { name: 'demo@me' },
+        { name: 'empty@me' },
+        { name: 'demo@me' },
+      ]);
     });
 
     it('answers an empty list for no names', async () => {
@@ -302,15 +343,21 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
     });
 
     it('takes 100 names and refuses 101 with BAD_USER_INPUT', async () => {
-      const hundred = Array.from({ length: 100 }, (_, index) => (index < BULK_PROFILE_COUNT ? bulkName(index) : `none${index}@bulk`));
+      const hundred = Array.from({ length: 100 }, (_, index) =>
+        index < BULK_PROFILE_COUNT ? bulkName(index) : `none${index}@bulk`,
+      );
       const ok = await gql(`query ($names: [String!]!) { profiles(names: $names) { name level } }`, { names: hundred });
       expect(ok.body.errors).toBeUndefined();
       const answered = ok.body.data?.profiles as Array<{ name: string; level: number } | null>;
       expect(answered).toHaveLength(100);
-      expect(answered.slice(0, BULK_PROFILE_COUNT)).toEqual(hundred.slice(0, BULK_PROFILE_COUNT).map((name, level) => ({ name, level })));
+      expect(answered.slice(0, BULK_PROFILE_COUNT)).toEqual(
+        hundred.slice(0, BULK_PROFILE_COUNT).map((name, level) => ({ name, level })),
+      );
       expect(answered.slice(BULK_PROFILE_COUNT).every((profile) => profile === null)).toBe(true);
 
-      const tooMany = await gql(`query ($names: [String!]!) { profiles(names: $names) { name } }`, { names: [...hundred, 'demo@me'] });
+      const tooMany = await gql(`query ($names: [String!]!) { profiles(names: $names) { name } }`, {
+        names: [...hundred, 'demo@me'],
+      });
       expect(tooMany.body.data).toBeNull();
       expect(tooMany.body.errors).toHaveLength(1);
       expect(tooMany.body.errors![0]).toMatchObject({
@@ -348,7 +395,12 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
         { names: fiftyNames },
       );
       expect(body.errors).toBeUndefined();
-      const profiles = body.data?.profiles as Array<{ name: string; records: unknown[]; phone: { key: string }; name1: { value: string } }>;
+      const profiles = body.data?.profiles as Array<{
+        name: string;
+        records: unknown[];
+        phone: { key: string };
+        name1: { value: string };
+      }>;
       expect(profiles.map((profile) => profile.name)).toEqual(fiftyNames);
       profiles.forEach((profile, index) => {
         expect(profile.records).toHaveLength(2);
@@ -362,9 +414,12 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
 
     it('never reads the records table for a query that selects only names', async () => {
       sql.reset();
-      const { body } = await gql(`query ($names: [String!]!) { profiles(names: $names) { name } profile(name: "demo@me") { name level } }`, {
-        names: fiftyNames,
-      });
+      const { body } = await gql(
+        `query ($names: [String!]!) { profiles(names: $names) { name } profile(name: "demo@me") { name level } }`,
+        {
+          names: fiftyNames,
+        },
+      );
       expect(body.errors).toBeUndefined();
       expect(sql.statements).toHaveLength(1);
       expect(sql.touching('records')).toEqual([]);
@@ -372,7 +427,9 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
 
     it('loads differently written forms of one name once', async () => {
       sql.reset();
-      const { body } = await gql(`{ a: profile(name: "Demo@ME") { name } b: profile(name: "demo@me") { name } c: profiles(names: ["DEMO@me"]) { name } }`);
+      const { body } = await gql(
+        `{ a: profile(name: "Demo@ME") { name } b: profile(name: "demo@me") { name } c: profiles(names: ["DEMO@me"]) { name } }`,
+      );
       expect(body.data).toEqual({ a: { name: 'demo@me' }, b: { name: 'demo@me' }, c: [{ name: 'demo@me' }] });
       expect(sql.statements).toHaveLength(1);
     });
@@ -391,16 +448,21 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
       ['the namespace owner, for a name that does not exist', PRIVATE_EMAILS.meOwner, 'missing@me', false],
       ['the namespace owner, NFD name', PRIVATE_EMAILS.otherOwner, 'JOSE\u0301@CAFE\u0301', true],
     ])('%s → hasCreated %s', async (_case, email, name, expected) => {
-      const { body } = await clientWith()(`query ($email: String, $name: String) { ownerCheck(email: $email, name: $name) { hasCreated email name } }`, {
-        email,
-        name,
-      });
+      const { body } = await clientWith()(
+        `query ($email: String, $name: String) { ownerCheck(email: $email, name: $name) { hasCreated email name } }`,
+        {
+          email,
+          name,
+        },
+      );
       expect(body.errors).toBeUndefined();
       expect(body.data?.ownerCheck).toEqual({ hasCreated: expected, email, name });
     });
 
     it('echoes the e-mail and name as given, trimmed', async () => {
-      const { body } = await clientWith()(`{ ownerCheck(email: "  Maker.Demo@private.example\\t", name: " Demo@Me  ") { hasCreated email name } }`);
+      const { body } = await clientWith()(
+        `{ ownerCheck(email: "  Maker.Demo@private.example\\t", name: " Demo@Me  ") { hasCreated email name } }`,
+      );
       expect(body.data?.ownerCheck).toEqual({ hasCreated: true, email: 'Maker.Demo@private.example', name: 'Demo@Me' });
     });
 
@@ -416,7 +478,10 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
       [{ email: 'a@example.com,b@example.com', name: 'demo@me' }, INVALID_EMAIL_MESSAGE],
       [{ email: `${'a'.repeat(250)}@x.io`, name: 'demo@me' }, INVALID_EMAIL_MESSAGE],
     ])('refuses %j with BAD_USER_INPUT "%s"', async (variables, message) => {
-      const { body } = await clientWith()(`query ($email: String, $name: String) { ownerCheck(email: $email, name: $name) { hasCreated } }`, variables);
+      const { body } = await clientWith()(
+        `query ($email: String, $name: String) { ownerCheck(email: $email, name: $name) { hasCreated } }`,
+        variables,
+      );
       expect(body.data).toEqual({ ownerCheck: null });
       expect(body.errors).toHaveLength(1);
       expect(body.errors![0]).toMatchObject({ message, path: ['ownerCheck'], extensions: { code: 'BAD_USER_INPUT' } });
@@ -424,11 +489,19 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
 
     it('counts every ownerCheck field, aliases included, and refuses past the budget with RATE_LIMITED', async () => {
       const gqlLimited = clientWith({ OWNER_CHECK_LIMIT: '3' });
-      const aliases = [1, 2, 3, 4, 5].map((n) => `c${n}: ownerCheck(email: "nobody@example.com", name: "demo@me") { hasCreated }`);
+      const aliases = [1, 2, 3, 4, 5].map(
+        (n) => `c${n}: ownerCheck(email: "nobody@example.com", name: "demo@me") { hasCreated }`,
+      );
       const { status, body } = await gqlLimited(`{ ${aliases.join(' ')} }`);
       // The first three answer; the two past the budget are null, each with its error.
       expect(status).toBe(200);
-      expect(body.data).toEqual({ c1: { hasCreated: false }, c2: { hasCreated: false }, c3: { hasCreated: false }, c4: null, c5: null });
+      expect(body.data).toEqual({
+        c1: { hasCreated: false },
+        c2: { hasCreated: false },
+        c3: { hasCreated: false },
+        c4: null,
+        c5: null,
+      });
       expect(errorCodes(body)).toEqual(['RATE_LIMITED', 'RATE_LIMITED']);
       expect(body.errors!.map((error) => error.path)).toEqual([['c4'], ['c5']]);
       const limited = body.errors![0]!;
@@ -452,7 +525,9 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
       }`);
       expect(body.errors).toBeUndefined();
       expect(body.data).toEqual({ profile: { name: 'demo@me' }, a: { hasCreated: false } });
-      const refused = await gqlLimited(`{ profile(name: "demo@me") { name } b: ownerCheck(name: "demo@me") { hasCreated } }`);
+      const refused = await gqlLimited(
+        `{ profile(name: "demo@me") { name } b: ownerCheck(name: "demo@me") { hasCreated } }`,
+      );
       expect(refused.body.data).toEqual({ profile: { name: 'demo@me' }, b: null });
       expect(errorCodes(refused.body)).toEqual(['RATE_LIMITED']);
     });
@@ -500,7 +575,10 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
 
     it('has no profile limit with PROFILE_LIMIT=0', async () => {
       const unlimited = clientWith({ PROFILE_LIMIT: '0' });
-      const aliases = Array.from({ length: 20 }, (_, n) => `p${n}: profiles(names: ["demo@me", "empty@me", "odd@me", "x@other", "self@me"]) { name }`);
+      const aliases = Array.from(
+        { length: 20 },
+        (_, n) => `p${n}: profiles(names: ["demo@me", "empty@me", "odd@me", "x@other", "self@me"]) { name }`,
+      );
       const { body } = await unlimited(`{ ${aliases.join(' ')} }`);
       expect(body.errors).toBeUndefined();
     });
@@ -509,9 +587,14 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
   describe('privacy', () => {
     it('has no field that could show a private e-mail', async () => {
       const { body } = await gql(`{ __schema { types { name fields { name args { name } } inputFields { name } } } }`);
-      const types = body.data?.__schema.types as Array<{ name: string; fields: Array<{ name: string; args: Array<{ name: string }> }> | null }>;
+      const types = body.data?.__schema.types as Array<{
+        name: string;
+        fields: Array<{ name: string; args: Array<{ name: string }> }> | null;
+      }>;
       const mailFields = types.flatMap((type) =>
-        (type.fields ?? []).filter((field) => /mail|owner|creator/i.test(field.name)).map((field) => `${type.name}.${field.name}`),
+        (type.fields ?? [])
+          .filter((field) => /mail|owner|creator/i.test(field.name))
+          .map((field) => `${type.name}.${field.name}`),
       );
       // The owner check's echo of the e-mail the client sent, and the check itself.
       expect(mailFields.sort()).toEqual(['OwnerCheckResult.email', 'Query.ownerCheck']);

@@ -22,7 +22,7 @@ import { INVALID_NAME_MESSAGE, parseNameId, parseNamespace } from '../src/names/
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { exportText, snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
-import { rawClient, type RawClient, type RawResponse } from './support/raw-http.js';
+import { type RawClient, type RawResponse, rawClient } from './support/raw-http.js';
 
 const MISSING_PARAMETERS = 'Both email and name parameters are required';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -147,7 +147,21 @@ const hostileText: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 100, maxLength: 700 }) },
 );
 
-const nameParts = ['demo', 'empty', 'blank', 'zoë.müller', 'はなこ', 'алиса', 'lab', 'bobby-tables', 'nobody', 'me', 'studio', 'мир', 'sql'];
+const nameParts = [
+  'demo',
+  'empty',
+  'blank',
+  'zoë.müller',
+  'はなこ',
+  'алиса',
+  'lab',
+  'bobby-tables',
+  'nobody',
+  'me',
+  'studio',
+  'мир',
+  'sql',
+];
 const validishPart: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...nameParts),
   fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,8}[a-z0-9]$/),
@@ -157,15 +171,33 @@ const validishPart: fc.Arbitrary<string> = fc.oneof(
 /** Names: hostile text, name-shaped strings (valid or nearly), and the stored names in other spellings. */
 const nameLike: fc.Arbitrary<string> = fc.oneof(
   hostileText,
-  fc.tuple(fc.oneof(validishPart, hostileText), fc.oneof(validishPart, hostileText)).map(([local, domain]) => `${local}@${domain}`),
   fc
-    .tuple(fc.constantFrom('demo@me', 'zoë.müller@studio', 'алиса@мир', 'はなこ@me', 'bobby-tables@sql'), fc.constantFrom('asis', 'upper', 'nfd', 'padded'))
+    .tuple(fc.oneof(validishPart, hostileText), fc.oneof(validishPart, hostileText))
+    .map(([local, domain]) => `${local}@${domain}`),
+  fc
+    .tuple(
+      fc.constantFrom('demo@me', 'zoë.müller@studio', 'алиса@мир', 'はなこ@me', 'bobby-tables@sql'),
+      fc.constantFrom('asis', 'upper', 'nfd', 'padded'),
+    )
     .map(([name, spelling]) =>
-      spelling === 'upper' ? name.toUpperCase() : spelling === 'nfd' ? name.normalize('NFD') : spelling === 'padded' ? ` ${name}\t` : name,
+      spelling === 'upper'
+        ? name.toUpperCase()
+        : spelling === 'nfd'
+          ? name.normalize('NFD')
+          : spelling === 'padded'
+            ? ` ${name}\t`
+            : name,
     ),
 );
 
-const knownEmails = ['maker@example.com', 'owner@example.com', 'Studio.Admin@example.org', 'zoe@example.org', "o'brien+tables@example.net", 'robert{drop}@example.net'];
+const knownEmails = [
+  'maker@example.com',
+  'owner@example.com',
+  'Studio.Admin@example.org',
+  'zoe@example.org',
+  "o'brien+tables@example.net",
+  'robert{drop}@example.net',
+];
 const emailLike: fc.Arbitrary<string> = fc.oneof(
   fc.emailAddress(),
   hostileText,
@@ -203,14 +235,17 @@ function ownershipOracle(lines: ReadonlyArray<Record<string, unknown>>): (name: 
 
 const hasCreated = ownershipOracle([...DEMO_DATA, ...HOSTILE_LOOKING_DATA] as ReadonlyArray<Record<string, unknown>>);
 
-type Outcome = { status: 200; body: { hasCreated: boolean; email: string; name: string } } | { status: 400; body: { error: string } };
+type Outcome =
+  | { status: 200; body: { hasCreated: boolean; email: string; name: string } }
+  | { status: 400; body: { error: string } };
 
 /**
  * The contract's owner-check outcome for the values a client sent for `email` and `name` (none,
  * one, or several: a parameter given twice is invalid).
  */
 function expectedOwnerCheck(emails: string[], names: string[]): Outcome {
-  const single = (values: string[]): string | null => (values.length === 0 ? '' : values.length > 1 ? null : values[0]!.trim());
+  const single = (values: string[]): string | null =>
+    values.length === 0 ? '' : values.length > 1 ? null : values[0]!.trim();
   const email = single(emails);
   const name = single(names);
   if (email === '' || name === '') return { status: 400, body: { error: MISSING_PARAMETERS } };
@@ -268,7 +303,10 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
     testDb = await createTestDatabase(kind);
     handle = await testDb.open();
     await seedDemoData(handle.db);
-    const report = await importLines(handle.db, HOSTILE_LOOKING_DATA.map((line) => JSON.stringify(line)));
+    const report = await importLines(
+      handle.db,
+      HOSTILE_LOOKING_DATA.map((line) => JSON.stringify(line)),
+    );
     expect(report.problems).toEqual([]);
     server = await startTestServer(handle, { OWNER_CHECK_LIMIT: '1000000', PROFILE_LIMIT: '100000000' });
     client = rawClient(server.url);
@@ -321,21 +359,25 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
 
   it('GET and HEAD /api/<raw path>: only the contract statuses, JSON error bodies', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(nameLike, hostileText), fc.constantFrom('GET', 'GET', 'GET', 'HEAD'), async (text, method) => {
-        const response = await client.send(`/api/${rawEncode(text)}`, { method });
-        if (method === 'HEAD') {
-          expect([200, 400, 404]).toContain(response.status);
-          expect(response.text).toBe('');
-          return;
-        }
-        const body = restBody(response, [200, 400, 404]);
-        if (response.status === 200 && 'hasCreated' in (body as object)) {
-          // The raw text reached the owner check (`owner-check?...`): its answer shape.
-          expect(Object.keys(body as object)).toEqual(['hasCreated', 'email', 'name']);
-        } else if (response.status === 200 && !('openapi' in (body as object))) {
-          expect(Object.keys(body as object)).toEqual(PROFILE_KEYS);
-        }
-      }),
+      fc.asyncProperty(
+        fc.oneof(nameLike, hostileText),
+        fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
+        async (text, method) => {
+          const response = await client.send(`/api/${rawEncode(text)}`, { method });
+          if (method === 'HEAD') {
+            expect([200, 400, 404]).toContain(response.status);
+            expect(response.text).toBe('');
+            return;
+          }
+          const body = restBody(response, [200, 400, 404]);
+          if (response.status === 200 && 'hasCreated' in (body as object)) {
+            // The raw text reached the owner check (`owner-check?...`): its answer shape.
+            expect(Object.keys(body as object)).toEqual(['hasCreated', 'email', 'name']);
+          } else if (response.status === 200 && !('openapi' in (body as object))) {
+            expect(Object.keys(body as object)).toEqual(PROFILE_KEYS);
+          }
+        },
+      ),
       { numRuns: 600 },
     );
   }, 120_000);
@@ -343,7 +385,10 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
   it('other methods on /api/<raw path>: 405 with Allow: GET, HEAD', async () => {
     await fc.assert(
       fc.asyncProperty(nameLike, fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'), async (text, method) => {
-        const response = await client.send(`/api/${rawEncode(text)}`, { method, body: method === 'OPTIONS' ? undefined : text });
+        const response = await client.send(`/api/${rawEncode(text)}`, {
+          method,
+          body: method === 'OPTIONS' ? undefined : text,
+        });
         if (response.status === 404) {
           // `/api/..` style paths that leave /api/ altogether are unknown paths.
           expect(restBody(response, [404])).toEqual({ error: 'Not found' });
@@ -380,10 +425,15 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
   it('GET /api/owner-check with raw query strings: only the contract statuses, JSON bodies', async () => {
     await fc.assert(
       fc.asyncProperty(emailLike, nameLike, hostileText, async (email, name, junk) => {
-        const response = await client.send(`/api/owner-check?email=${rawEncode(email)}&name=${rawEncode(name)}&${rawEncode(junk)}`);
+        const response = await client.send(
+          `/api/owner-check?email=${rawEncode(email)}&name=${rawEncode(name)}&${rawEncode(junk)}`,
+        );
         const body = restBody(response, [200, 400]);
         if (response.status === 200) expect(Object.keys(body as object)).toEqual(['hasCreated', 'email', 'name']);
-        else expect([MISSING_PARAMETERS, INVALID_EMAIL_MESSAGE, INVALID_NAME_MESSAGE]).toContain((body as { error: string }).error);
+        else
+          expect([MISSING_PARAMETERS, INVALID_EMAIL_MESSAGE, INVALID_NAME_MESSAGE]).toContain(
+            (body as { error: string }).error,
+          );
       }),
       { numRuns: 300 },
     );
@@ -394,7 +444,9 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
     const request = fc.oneof(
       graphqlName.map((name) => ({ field: 'profile' as const, name })),
       fc.array(graphqlName, { maxLength: 8 }).map((names) => ({ field: 'profiles' as const, names })),
-      fc.array(fc.constantFrom('demo@me', 'nobody@me'), { minLength: 101, maxLength: 103 }).map((names) => ({ field: 'profiles' as const, names })),
+      fc
+        .array(fc.constantFrom('demo@me', 'nobody@me'), { minLength: 101, maxLength: 103 })
+        .map((names) => ({ field: 'profiles' as const, names })),
       fc
         .tuple(fc.option(fc.oneof(emailLike, withLoneSurrogate)), fc.option(graphqlName))
         .map(([email, name]) => ({ field: 'ownerCheck' as const, email, name })),
@@ -402,10 +454,17 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
     await fc.assert(
       fc.asyncProperty(request, async (asked) => {
         if (asked.field === 'profile') {
-          const body = graphqlBody(await graphql({ query: 'query ($name: String!) { profile(name: $name) { name description } }', variables: { name: asked.name } }));
+          const body = graphqlBody(
+            await graphql({
+              query: 'query ($name: String!) { profile(name: $name) { name description } }',
+              variables: { name: asked.name },
+            }),
+          );
           const parsed = parseNameId(asked.name);
           if (parsed === null) {
-            expect(body.errors?.map((error) => [error.message, error.extensions?.code])).toEqual([[INVALID_NAME_MESSAGE, 'BAD_USER_INPUT']]);
+            expect(body.errors?.map((error) => [error.message, error.extensions?.code])).toEqual([
+              [INVALID_NAME_MESSAGE, 'BAD_USER_INPUT'],
+            ]);
             expect(body.data).toEqual({ profile: null });
           } else {
             expect(body.errors).toBeUndefined();
@@ -413,7 +472,12 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
             if (profile !== null) expect(profile.name).toBe(parsed.name);
           }
         } else if (asked.field === 'profiles') {
-          const body = graphqlBody(await graphql({ query: 'query ($names: [String!]!) { profiles(names: $names) { name } }', variables: { names: asked.names } }));
+          const body = graphqlBody(
+            await graphql({
+              query: 'query ($names: [String!]!) { profiles(names: $names) { name } }',
+              variables: { names: asked.names },
+            }),
+          );
           const invalid = asked.names.some((name) => parseNameId(name) === null);
           if (asked.names.length > 100 || invalid) {
             expect(body.errors?.map((error) => error.extensions?.code)).toEqual(['BAD_USER_INPUT']);
@@ -429,15 +493,21 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
         } else {
           const body = graphqlBody(
             await graphql({
-              query: 'query ($email: String, $name: String) { ownerCheck(email: $email, name: $name) { hasCreated email name } }',
+              query:
+                'query ($email: String, $name: String) { ownerCheck(email: $email, name: $name) { hasCreated email name } }',
               variables: { email: asked.email, name: asked.name },
             }),
           );
-          const expected = expectedOwnerCheck(asked.email === null ? [] : [asked.email], asked.name === null ? [] : [asked.name]);
+          const expected = expectedOwnerCheck(
+            asked.email === null ? [] : [asked.email],
+            asked.name === null ? [] : [asked.name],
+          );
           if (expected.status === 200) {
             expect(body).toEqual({ data: { ownerCheck: expected.body } });
           } else {
-            expect(body.errors?.map((error) => [error.message, error.extensions?.code])).toEqual([[expected.body.error, 'BAD_USER_INPUT']]);
+            expect(body.errors?.map((error) => [error.message, error.extensions?.code])).toEqual([
+              [expected.body.error, 'BAD_USER_INPUT'],
+            ]);
             expect(body.data).toEqual({ ownerCheck: null });
           }
         }
@@ -449,24 +519,103 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
   it('GraphQL hostile documents and bodies: 200 or 400 with coded errors, never a server error', async () => {
     const token = fc.oneof(
       fc.constantFrom(
-        ...['{', '}', '(', ')', '[', ']', ':', ',', '...', '$', '@', '!', '=', '|', '&', 'query', 'mutation', 'subscription', 'fragment', 'on'],
-        ...['profile', 'profiles', 'ownerCheck', 'record', 'name', 'names', 'email', 'type', 'records', 'key', 'raw', 'value', 'entries'],
-        ...['attributes', 'traitType', '__typename', '__schema', '__type', 'types', 'fields', 'include', 'skip', 'if', 'true', 'false'],
-        ...['null', '1', '-1.5e308', '"demo@me"', '"""block"""', '#comment\n', '\n', 'a:', 'b:', '$name', 'String', 'String!', '[String!]!'],
+        ...[
+          '{',
+          '}',
+          '(',
+          ')',
+          '[',
+          ']',
+          ':',
+          ',',
+          '...',
+          '$',
+          '@',
+          '!',
+          '=',
+          '|',
+          '&',
+          'query',
+          'mutation',
+          'subscription',
+          'fragment',
+          'on',
+        ],
+        ...[
+          'profile',
+          'profiles',
+          'ownerCheck',
+          'record',
+          'name',
+          'names',
+          'email',
+          'type',
+          'records',
+          'key',
+          'raw',
+          'value',
+          'entries',
+        ],
+        ...[
+          'attributes',
+          'traitType',
+          '__typename',
+          '__schema',
+          '__type',
+          'types',
+          'fields',
+          'include',
+          'skip',
+          'if',
+          'true',
+          'false',
+        ],
+        ...[
+          'null',
+          '1',
+          '-1.5e308',
+          '"demo@me"',
+          '"""block"""',
+          '#comment\n',
+          '\n',
+          'a:',
+          'b:',
+          '$name',
+          'String',
+          'String!',
+          '[String!]!',
+        ],
         ...['"\\u0000"', '"\\ud800"', '"\\', '\u202E', '😀', 'é'],
       ),
       // String literals; short, so that a document stays far below the request body limit.
-      fc.oneof(fc.constantFrom(...FRAGMENTS), fc.string({ unit: 'binary', maxLength: 10 })).map((text) => JSON.stringify(text)),
+      fc
+        .oneof(fc.constantFrom(...FRAGMENTS), fc.string({ unit: 'binary', maxLength: 10 }))
+        .map((text) => JSON.stringify(text)),
     );
     const tokenSoup = fc.array(token, { maxLength: 30 }).map((tokens) => tokens.join(' '));
     const wellFormed = fc
-      .tuple(fc.constantFrom('profile(name: %s) { name }', 'profiles(names: [%s, %s]) { name }', 'ownerCheck(email: %s, name: %s) { hasCreated }', 'record(type: %s) { key }'), nameLike, emailLike)
-      .map(([field, first, second]) => `{ ${field.replace('%s', JSON.stringify(first)).replace('%s', JSON.stringify(second))} }`);
+      .tuple(
+        fc.constantFrom(
+          'profile(name: %s) { name }',
+          'profiles(names: [%s, %s]) { name }',
+          'ownerCheck(email: %s, name: %s) { hasCreated }',
+          'record(type: %s) { key }',
+        ),
+        nameLike,
+        emailLike,
+      )
+      .map(
+        ([field, first, second]) =>
+          `{ ${field.replace('%s', JSON.stringify(first)).replace('%s', JSON.stringify(second))} }`,
+      );
     const document = fc.oneof(tokenSoup, wellFormed);
     const jsonBody = fc.record(
       {
         query: fc.oneof({ weight: 4, arbitrary: document }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) }),
-        variables: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.dictionary(fc.constantFrom('name', 'names', 'email'), fc.jsonValue({ maxDepth: 2 }))),
+        variables: fc.oneof(
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.dictionary(fc.constantFrom('name', 'names', 'email'), fc.jsonValue({ maxDepth: 2 })),
+        ),
         operationName: fc.oneof(fc.constant(null), fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 })),
       },
       { requiredKeys: ['query'] },
@@ -481,7 +630,9 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
         const response =
           sent.method === 'POST'
             ? await graphql(sent.body)
-            : await client.send(`/graphql?query=${sent.query}`, { headers: { accept: 'application/graphql-response+json' } });
+            : await client.send(`/graphql?query=${sent.query}`, {
+                headers: { accept: 'application/graphql-response+json' },
+              });
         graphqlBody(response);
       }),
       { numRuns: 500 },
@@ -489,7 +640,12 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
   }, 120_000);
 
   it('refuses bytes outside printable ASCII in the request line with 400 at the HTTP parser, and keeps serving', async () => {
-    for (const path of ['/api/d\u00e9mo@me', '/api/\u00ff@me', '/api/a\u007fb@me', '/api/owner-check?email=\u00e9@x.y&name=demo@me']) {
+    for (const path of [
+      '/api/d\u00e9mo@me',
+      '/api/\u00ff@me',
+      '/api/a\u007fb@me',
+      '/api/owner-check?email=\u00e9@x.y&name=demo@me',
+    ]) {
       const response = await client.send(path);
       expect(response.status, path).toBe(400);
     }

@@ -1,12 +1,12 @@
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
-import { profiles, records } from '../src/db/schema.js';
-import { importLines, importStream, type ImportOptions } from '../src/data/importer.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
+import { type ImportOptions, importLines, importStream } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
-import { createTestDatabase, databaseKinds, useTestDatabase } from './support/databases.js';
+import { profiles, records } from '../src/db/schema.js';
 import { emptyDatabase, exportText, ndjson, snapshotDatabase } from './support/data-files.js';
+import { createTestDatabase, databaseKinds, useTestDatabase } from './support/databases.js';
 
 const NAMESPACE = { kind: 'namespace', name: 'bulk', ownerEmail: 'bulk-owner@example.com' };
 const goodProfile = (index: number) => ({
@@ -17,7 +17,8 @@ const goodProfile = (index: number) => ({
   records: { '1': { type: 'name', value: `User ${index}` }, '6': { type: 'social', value: { twitter: `u${index}` } } },
 });
 /** Line 1 is the namespace, lines 2..count+1 are good profiles. */
-const goodLines = (count: number) => ndjson(NAMESPACE, ...Array.from({ length: count }, (_, index) => goodProfile(index)));
+const goodLines = (count: number) =>
+  ndjson(NAMESPACE, ...Array.from({ length: count }, (_, index) => goodProfile(index)));
 /** Small batches, so good lines before a bad one have really been written when it is found. */
 const SMALL_BATCHES: ImportOptions = { batchSize: 7 };
 
@@ -30,9 +31,24 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
 
   it('imports a file and reports what it wrote', async () => {
     const report = await importLines(database.handle.db, goodLines(30), SMALL_BATCHES);
-    expect(report).toMatchObject({ ok: true, lines: 31, namespaces: 1, profiles: 30, namespacesChanged: 1, profilesChanged: 30, problemCount: 0 });
+    expect(report).toMatchObject({
+      ok: true,
+      lines: 31,
+      namespaces: 1,
+      profiles: 30,
+      namespacesChanged: 1,
+      profilesChanged: 30,
+      problemCount: 0,
+    });
     const [stored] = await database.handle.db.select().from(profiles).where(eq(profiles.name, 'user29@bulk'));
-    expect(stored).toMatchObject({ localPart: 'user29', namespace: 'bulk', description: 'Profile 29', creatorEmail: 'user29@example.org', level: 0, image: '' });
+    expect(stored).toMatchObject({
+      localPart: 'user29',
+      namespace: 'bulk',
+      description: 'Profile 29',
+      creatorEmail: 'user29@example.org',
+      level: 0,
+      image: '',
+    });
   });
 
   const badLines: Array<[string, string, string]> = [
@@ -41,8 +57,16 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     ['invalid name', JSON.stringify({ ...goodProfile(1000), name: 'bad name@bulk' }), 'invalid name "bad name@bulk"'],
     ['invalid e-mail', JSON.stringify({ ...goodProfile(1000), creatorEmail: 'nobody' }), 'invalid creatorEmail'],
     ['invalid owner e-mail', '{"kind":"namespace","name":"other","ownerEmail":"@example.com"}', 'invalid ownerEmail'],
-    ['wrong value shape', JSON.stringify({ ...goodProfile(1000), records: { '6': { type: 'social', value: 'u1000' } } }), 'record type "social" needs an object'],
-    ['non-numeric key', JSON.stringify({ ...goodProfile(1000), records: { one: { type: 'name', value: 'x' } } }), 'record key "one" is not a record number'],
+    [
+      'wrong value shape',
+      JSON.stringify({ ...goodProfile(1000), records: { '6': { type: 'social', value: 'u1000' } } }),
+      'record type "social" needs an object',
+    ],
+    [
+      'non-numeric key',
+      JSON.stringify({ ...goodProfile(1000), records: { one: { type: 'name', value: 'x' } } }),
+      'record key "one" is not a record number',
+    ],
     ['unknown namespace', JSON.stringify({ ...goodProfile(1000), name: 'x@nowhere' }), 'unknown namespace "nowhere"'],
     ['bad level', JSON.stringify({ ...goodProfile(1000), level: -3 }), '"level" must be an integer'],
   ];
@@ -86,32 +110,61 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
   });
 
   it('reports a bad namespace line once, not again for every profile under it', async () => {
-    const lines = ndjson({ kind: 'namespace', name: 'fresh', ownerEmail: 'not-an-email' }, { ...goodProfile(1), name: 'a@fresh' }, { ...goodProfile(2), name: 'b@fresh' });
+    const lines = ndjson(
+      { kind: 'namespace', name: 'fresh', ownerEmail: 'not-an-email' },
+      { ...goodProfile(1), name: 'a@fresh' },
+      { ...goodProfile(2), name: 'b@fresh' },
+    );
     const report = await importLines(database.handle.db, lines);
     expect(report.problems).toEqual([{ line: 1, reason: expect.stringContaining('invalid ownerEmail') }]);
   });
 
   it('requires a namespace to be declared before the profiles that use it', async () => {
-    const lines = ndjson({ ...goodProfile(1), name: 'a@later' }, { kind: 'namespace', name: 'later', ownerEmail: 'o@example.com' }, { ...goodProfile(2), name: 'b@later' });
+    const lines = ndjson(
+      { ...goodProfile(1), name: 'a@later' },
+      { kind: 'namespace', name: 'later', ownerEmail: 'o@example.com' },
+      { ...goodProfile(2), name: 'b@later' },
+    );
     const report = await importLines(database.handle.db, lines);
     expect(report.problems).toEqual([{ line: 1, reason: expect.stringContaining('unknown namespace "later"') }]);
   });
 
   it('uses namespaces that already exist, matched case-insensitively', async () => {
-    const report = await importLines(database.handle.db, ndjson({ ...goodProfile(1), name: 'New@ME' }, { ...goodProfile(2), name: 'other@Studio' }));
+    const report = await importLines(
+      database.handle.db,
+      ndjson({ ...goodProfile(1), name: 'New@ME' }, { ...goodProfile(2), name: 'other@Studio' }),
+    );
     expect(report.ok).toBe(true);
-    const names = await database.handle.db.select({ name: profiles.name, namespace: profiles.namespace }).from(profiles).where(sql`${profiles.name} in ('new@me', 'other@studio')`);
+    const names = await database.handle.db
+      .select({ name: profiles.name, namespace: profiles.namespace })
+      .from(profiles)
+      .where(sql`${profiles.name} in ('new@me', 'other@studio')`);
     expect(names).toHaveLength(2);
   });
 
   it('replaces an existing profile whole, records too, whatever the case of its name', async () => {
     const [old] = await database.handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
-    const replacement = { kind: 'profile', name: 'DEMO@Me', creatorEmail: ' New.Maker@Example.com ', description: 'Replaced', records: { '2': { type: 'email', value: 'new@demo.example' }, '70': { type: 'notes', value: { b: '2', a: '1' } } } };
+    const replacement = {
+      kind: 'profile',
+      name: 'DEMO@Me',
+      creatorEmail: ' New.Maker@Example.com ',
+      description: 'Replaced',
+      records: {
+        '2': { type: 'email', value: 'new@demo.example' },
+        '70': { type: 'notes', value: { b: '2', a: '1' } },
+      },
+    };
     const report = await importLines(database.handle.db, ndjson(replacement));
     expect(report).toMatchObject({ ok: true, profilesChanged: 1 });
 
     const [stored] = await database.handle.db.select().from(profiles).where(eq(profiles.name, 'demo@me'));
-    expect(stored).toMatchObject({ id: old!.id, description: 'Replaced', image: '', level: 0, creatorEmail: 'New.Maker@Example.com' });
+    expect(stored).toMatchObject({
+      id: old!.id,
+      description: 'Replaced',
+      image: '',
+      level: 0,
+      creatorEmail: 'New.Maker@Example.com',
+    });
     expect(stored!.contentHash).not.toBe(old!.contentHash);
     expect(stored!.updatedAt.getTime()).toBeGreaterThanOrEqual(old!.updatedAt.getTime());
     const storedRecords = await database.handle.db
@@ -126,18 +179,32 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
   });
 
   it('updates a namespace owner only when it changed', async () => {
-    const same = await importLines(database.handle.db, ndjson({ kind: 'namespace', name: 'ME', ownerEmail: 'owner@example.com' }));
+    const same = await importLines(
+      database.handle.db,
+      ndjson({ kind: 'namespace', name: 'ME', ownerEmail: 'owner@example.com' }),
+    );
     expect(same.namespacesChanged).toBe(0);
-    const changed = await importLines(database.handle.db, ndjson({ kind: 'namespace', name: 'me', ownerEmail: 'new-owner@example.com' }));
+    const changed = await importLines(
+      database.handle.db,
+      ndjson({ kind: 'namespace', name: 'me', ownerEmail: 'new-owner@example.com' }),
+    );
     expect(changed.namespacesChanged).toBe(1);
   });
 
   it('lets the last line win when a file names a profile twice, within a batch and across batches', async () => {
-    const lines = [...goodLines(20), JSON.stringify({ ...goodProfile(3), description: 'second' }), JSON.stringify({ ...goodProfile(19), description: 'third', records: {} })];
+    const lines = [
+      ...goodLines(20),
+      JSON.stringify({ ...goodProfile(3), description: 'second' }),
+      JSON.stringify({ ...goodProfile(19), description: 'third', records: {} }),
+    ];
     lines.splice(5, 0, JSON.stringify({ ...goodProfile(19), description: 'first' }));
     const report = await importLines(database.handle.db, lines, SMALL_BATCHES);
     expect(report.ok).toBe(true);
-    const rows = await database.handle.db.select({ name: profiles.name, description: profiles.description, id: profiles.id }).from(profiles).where(sql`${profiles.name} in ('user3@bulk', 'user19@bulk')`).orderBy(profiles.name);
+    const rows = await database.handle.db
+      .select({ name: profiles.name, description: profiles.description, id: profiles.id })
+      .from(profiles)
+      .where(sql`${profiles.name} in ('user3@bulk', 'user19@bulk')`)
+      .orderBy(profiles.name);
     expect(rows.map((row) => [row.name, row.description])).toEqual([
       ['user19@bulk', 'third'],
       ['user3@bulk', 'second'],
@@ -156,13 +223,19 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
   it('reads lines split across chunks of a stream', async () => {
     const text = `${goodLines(5).join('\n')}\n`;
     const bytes = Buffer.from(text);
-    const chunks = Array.from({ length: Math.ceil(bytes.length / 13) }, (_, index) => bytes.subarray(index * 13, index * 13 + 13));
+    const chunks = Array.from({ length: Math.ceil(bytes.length / 13) }, (_, index) =>
+      bytes.subarray(index * 13, index * 13 + 13),
+    );
     const report = await importStream(database.handle.db, Readable.from(chunks));
     expect(report).toMatchObject({ ok: true, profiles: 5 });
   });
 
   it('changes nothing when an export is imported again', async () => {
-    await importLines(database.handle.db, [...generateNdjson({ profiles: 150, seed: 11, namespaces: 4 })].join('').split('\n'), SMALL_BATCHES);
+    await importLines(
+      database.handle.db,
+      [...generateNdjson({ profiles: 150, seed: 11, namespaces: 4 })].join('').split('\n'),
+      SMALL_BATCHES,
+    );
     const exported = await exportText(database.handle.db);
     const before = await snapshotDatabase(database.handle.db);
     await new Promise((resolve) => setTimeout(resolve, 20)); // a changed row would get a later updated_at
@@ -179,7 +252,10 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
       '4': { type: 'name', value: '{"x":"y"}' },
       '5': { type: 'notes', value: { quoted: '"q"', number: '1e3' } },
     };
-    await importLines(database.handle.db, ndjson({ kind: 'profile', name: 'tricky@me', creatorEmail: 't@example.com', records: tricky }));
+    await importLines(
+      database.handle.db,
+      ndjson({ kind: 'profile', name: 'tricky@me', creatorEmail: 't@example.com', records: tricky }),
+    );
     const exported = (await exportText(database.handle.db)).split('\n').find((line) => line.includes('"tricky@me"'));
     expect((JSON.parse(exported!) as { records: unknown }).records).toEqual(tricky);
     const again = await importLines(database.handle.db, [exported!]);
@@ -189,7 +265,10 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
   it('exports the same text whatever the page size', async () => {
     const whole = await exportText(database.handle.db);
     expect(await exportText(database.handle.db, { pageSize: 2 })).toBe(whole);
-    const lines = whole.trimEnd().split('\n').map((line) => JSON.parse(line) as { kind: string; name: string });
+    const lines = whole
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { kind: string; name: string });
     const namespaces = lines.filter((line) => line.kind === 'namespace').map((line) => line.name);
     expect(lines.slice(0, namespaces.length).every((line) => line.kind === 'namespace')).toBe(true);
     expect(namespaces).toEqual([...namespaces].sort());
@@ -212,7 +291,10 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     await seedDemoData(database.handle.db);
     const bulk = await importLines(database.handle.db, lines, { ...SMALL_BATCHES, bulk: true });
     expect(bulk).toEqual(normal);
-    const strip = (snapshot: typeof normalSnapshot) => ({ ...snapshot, profiles: snapshot.profiles.map(({ updatedAt: _updatedAt, ...rest }) => rest) });
+    const strip = (snapshot: typeof normalSnapshot) => ({
+      ...snapshot,
+      profiles: snapshot.profiles.map(({ updatedAt: _updatedAt, ...rest }) => rest),
+    });
     expect(strip(await snapshotDatabase(database.handle.db))).toEqual(strip(normalSnapshot));
     expect(await foreignKeys()).toEqual(keysBefore);
 
@@ -223,12 +305,18 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     // The restored keys still cascade.
     await database.handle.db.execute(sql`delete from namespaces where name = 'bulk'`);
     expect(await database.handle.db.select().from(profiles).where(eq(profiles.namespace, 'bulk'))).toEqual([]);
-    const orphans = await database.handle.db.select().from(records).where(sql`${records.profileId} not in (select id from ${profiles})`);
+    const orphans = await database.handle.db
+      .select()
+      .from(records)
+      .where(sql`${records.profileId} not in (select id from ${profiles})`);
     expect(orphans).toEqual([]);
   });
 
   it('round-trips through an export into an empty database, private e-mails included', async () => {
-    await importLines(database.handle.db, [...generateNdjson({ profiles: 120, seed: 5, namespaces: 3 })].join('').split('\n'));
+    await importLines(
+      database.handle.db,
+      [...generateNdjson({ profiles: 120, seed: 5, namespaces: 3 })].join('').split('\n'),
+    );
     const exported = await exportText(database.handle.db);
     expect(exported).toContain('"ownerEmail":"Studio.Admin@example.org"');
     expect(exported).toContain('"creatorEmail":"maker@example.com"');
@@ -244,7 +332,9 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
         profiles: snapshot.profiles.map(({ id: _id, updatedAt: _updatedAt, ...rest }) => rest),
         records: snapshot.records.map(({ profileId: _profileId, ...rest }) => rest),
       });
-      expect(withoutVolatile(await snapshotDatabase(other.db))).toEqual(withoutVolatile(await snapshotDatabase(database.handle.db)));
+      expect(withoutVolatile(await snapshotDatabase(other.db))).toEqual(
+        withoutVolatile(await snapshotDatabase(database.handle.db)),
+      );
     } finally {
       await other.close();
       await otherDb.drop();

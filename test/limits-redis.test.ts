@@ -10,9 +10,13 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { createRateLimits, DEFAULT_KEY_PREFIX } from '../src/limits/create-rate-limits.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../src/limits/rate-limit.js';
-import { connectRedis, REDIS_COMMAND_TIMEOUT_MS, REDIS_MAX_RECONNECT_DELAY_MS } from '../src/limits/redis-connection.js';
-import { captureLog, type CapturedLog } from './support/log-capture.js';
-import { freePort, throwawayRedis, type ThrowawayRedis } from './support/throwaway-redis.js';
+import {
+  connectRedis,
+  REDIS_COMMAND_TIMEOUT_MS,
+  REDIS_MAX_RECONNECT_DELAY_MS,
+} from '../src/limits/redis-connection.js';
+import { type CapturedLog, captureLog } from './support/log-capture.js';
+import { freePort, type ThrowawayRedis, throwawayRedis } from './support/throwaway-redis.js';
 
 const SHARED_REDIS = process.env.TEST_REDIS_URL;
 
@@ -24,7 +28,12 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((limits) => limits.close()));
 });
 
-function limitsOn(redisUrl: string, keyPrefix: string, log: CapturedLog = captureLog(), env: Record<string, string> = {}) {
+function limitsOn(
+  redisUrl: string,
+  keyPrefix: string,
+  log: CapturedLog = captureLog(),
+  env: Record<string, string> = {},
+) {
   const config = loadConfig({ NODE_ENV: 'test', REDIS_URL: redisUrl, ...env });
   const limits = createRateLimits(config, log.logger, { keyPrefix });
   opened.push(limits);
@@ -180,81 +189,89 @@ describe('Redis unreachable', () => {
   });
 });
 
-describe.skipIf(SHARED_REDIS === undefined)('Redis stopped and started (needs TEST_REDIS_URL; skipped without it)', () => {
-  let redis: ThrowawayRedis | undefined;
-  afterEach(async () => {
-    await redis?.kill();
-    redis = undefined;
-  });
+describe.skipIf(SHARED_REDIS === undefined)(
+  'Redis stopped and started (needs TEST_REDIS_URL; skipped without it)',
+  () => {
+    let redis: ThrowawayRedis | undefined;
+    afterEach(async () => {
+      await redis?.kill();
+      redis = undefined;
+    });
 
-  it('keeps answering and limiting while Redis is down, and shares the budget again once it is back', async () => {
-    redis = await throwawayRedis();
-    await redis.start();
-    const prefix = uniquePrefix();
-    const logs = [captureLog(), captureLog()];
-    const processes = logs.map((log) => limitsOn((redis as ThrowawayRedis).url, prefix, log));
-    const limiters = processes.map((limits) => limits.ownerCheck);
+    it('keeps answering and limiting while Redis is down, and shares the budget again once it is back', async () => {
+      redis = await throwawayRedis();
+      await redis.start();
+      const prefix = uniquePrefix();
+      const logs = [captureLog(), captureLog()];
+      const processes = logs.map((log) => limitsOn((redis as ThrowawayRedis).url, prefix, log));
+      const limiters = processes.map((limits) => limits.ownerCheck);
 
-    // Up: both processes draw on the counter in Redis.
-    expect(await alternate(limiters, 'before', 4)).toEqual([true, true, true, true]);
-    const probe = new Redis(redis.url);
-    expect(await probe.get(`${prefix}:owner-check:before`)).toBe('4');
-    probe.disconnect();
+      // Up: both processes draw on the counter in Redis.
+      expect(await alternate(limiters, 'before', 4)).toEqual([true, true, true, true]);
+      const probe = new Redis(redis.url);
+      expect(await probe.get(`${prefix}:owner-check:before`)).toBe('4');
+      probe.disconnect();
 
-    // Redis dies while requests are in flight: none of them fails.
-    const inFlight = Array.from({ length: 50 }, (_, i) => (limiters[i % 2] as RateLimiter).consume(`during-${i % 5}`));
-    await redis.kill();
-    const settled = await Promise.allSettled(inFlight);
-    expect(settled.filter((result) => result.status === 'rejected')).toEqual([]);
+      // Redis dies while requests are in flight: none of them fails.
+      const inFlight = Array.from({ length: 50 }, (_, i) =>
+        (limiters[i % 2] as RateLimiter).consume(`during-${i % 5}`),
+      );
+      await redis.kill();
+      const settled = await Promise.allSettled(inFlight);
+      expect(settled.filter((result) => result.status === 'rejected')).toEqual([]);
 
-    // Down: each process keeps answering, within the bound, and keeps limiting in memory.
-    for (const limiter of limiters) {
-      const allowed = await alternate([limiter], 'while-down', 12);
-      expect(allowed).toEqual([...Array<boolean>(10).fill(true), false, false]);
-    }
-    for (const log of logs) expect(log.find('warn', 'Redis connection lost')).toHaveLength(1);
+      // Down: each process keeps answering, within the bound, and keeps limiting in memory.
+      for (const limiter of limiters) {
+        const allowed = await alternate([limiter], 'while-down', 12);
+        expect(allowed).toEqual([...Array<boolean>(10).fill(true), false, false]);
+      }
+      for (const log of logs) expect(log.find('warn', 'Redis connection lost')).toHaveLength(1);
 
-    // Back on the same port: both processes reconnect by themselves and share one budget again.
-    await redis.start();
-    await until(() => logs.every((log) => log.find('warn', 'Redis connection restored').length === 1), 'reconnection');
-    expect(await alternate(limiters, 'after', 12)).toEqual([...Array<boolean>(10).fill(true), false, false]);
-    const probeAfter = new Redis(redis.url);
-    expect(await probeAfter.get(`${prefix}:owner-check:after`)).toBe('12');
-    probeAfter.disconnect();
-    for (const log of logs) expect(log.find('warn', 'Redis')).toHaveLength(2);
-  });
+      // Back on the same port: both processes reconnect by themselves and share one budget again.
+      await redis.start();
+      await until(
+        () => logs.every((log) => log.find('warn', 'Redis connection restored').length === 1),
+        'reconnection',
+      );
+      expect(await alternate(limiters, 'after', 12)).toEqual([...Array<boolean>(10).fill(true), false, false]);
+      const probeAfter = new Redis(redis.url);
+      expect(await probeAfter.get(`${prefix}:owner-check:after`)).toBe('12');
+      probeAfter.disconnect();
+      for (const log of logs) expect(log.find('warn', 'Redis')).toHaveLength(2);
+    });
 
-  it('answers from memory within the bound while Redis hangs', async () => {
-    redis = await throwawayRedis();
-    await redis.start();
-    const prefix = uniquePrefix();
-    const limits = limitsOn(redis.url, prefix, captureLog(), { OWNER_CHECK_LIMIT: '3' });
-    expect((await limits.ownerCheck.consume('warm-up')).allowed).toBe(true);
+    it('answers from memory within the bound while Redis hangs', async () => {
+      redis = await throwawayRedis();
+      await redis.start();
+      const prefix = uniquePrefix();
+      const limits = limitsOn(redis.url, prefix, captureLog(), { OWNER_CHECK_LIMIT: '3' });
+      expect((await limits.ownerCheck.consume('warm-up')).allowed).toBe(true);
 
-    // The connection stays open, but no command is answered: each one waits for the command
-    // timeout and is then counted in memory.
-    redis.freeze();
-    try {
-      expect(await alternate([limits.ownerCheck], 'while-hung', 5)).toEqual([true, true, true, false, false]);
-    } finally {
-      redis.thaw();
-    }
-  });
+      // The connection stays open, but no command is answered: each one waits for the command
+      // timeout and is then counted in memory.
+      redis.freeze();
+      try {
+        expect(await alternate([limits.ownerCheck], 'while-hung', 5)).toEqual([true, true, true, false, false]);
+      } finally {
+        redis.thaw();
+      }
+    });
 
-  it('starts without Redis and moves to it once it is reachable', async () => {
-    redis = await throwawayRedis();
-    const log = captureLog();
-    const prefix = uniquePrefix();
-    const limits = limitsOn(redis.url, prefix, log);
+    it('starts without Redis and moves to it once it is reachable', async () => {
+      redis = await throwawayRedis();
+      const log = captureLog();
+      const prefix = uniquePrefix();
+      const limits = limitsOn(redis.url, prefix, log);
 
-    expect((await boundedConsume(limits.ownerCheck, 'early')).allowed).toBe(true);
-    expect(log.find('warn', 'Redis unreachable at start')).toHaveLength(1);
+      expect((await boundedConsume(limits.ownerCheck, 'early')).allowed).toBe(true);
+      expect(log.find('warn', 'Redis unreachable at start')).toHaveLength(1);
 
-    await redis.start();
-    await until(() => log.find('warn', 'Redis connection restored').length === 1, 'connection');
-    await limits.ownerCheck.consume('late');
-    const probe = new Redis(redis.url);
-    expect(await probe.get(`${prefix}:owner-check:late`)).toBe('1');
-    probe.disconnect();
-  });
-});
+      await redis.start();
+      await until(() => log.find('warn', 'Redis connection restored').length === 1, 'connection');
+      await limits.ownerCheck.consume('late');
+      const probe = new Redis(redis.url);
+      expect(await probe.get(`${prefix}:owner-check:late`)).toBe('1');
+      probe.disconnect();
+    });
+  },
+);

@@ -13,7 +13,18 @@ describe('name IDs', () => {
   });
 
   it('accepts letters and digits of any script, and . _ - inside a part', () => {
-    for (const name of ['алиса@мир', 'はなこ@me', 'zoë.müller@studio', 'محمد@me', '名前@例', '42@me', '٣@me', 'a.b_c-d@x.y', 'a..b@me', 'a__b@m--e']) {
+    for (const name of [
+      'алиса@мир',
+      'はなこ@me',
+      'zoë.müller@studio',
+      'محمد@me',
+      '名前@例',
+      '42@me',
+      '٣@me',
+      'a.b_c-d@x.y',
+      'a..b@me',
+      'a__b@m--e',
+    ]) {
       expect(parseNameId(name), name).not.toBeNull();
     }
   });
@@ -31,8 +42,28 @@ describe('name IDs', () => {
   });
 
   it('rejects whitespace, control characters, URL delimiters and emoji', () => {
-    const bad = [' a@me', 'a@me ', 'a b@me', 'a\tb@me', 'a\nb@me', 'a\u0000b@me', 'a\u007fb@me', 'a\u00a0b@me', 'a\u200bb@me',
-      'a/b@me', 'a?b@me', 'a#b@me', 'a%b@me', 'a%40b@me', '😀@me', 'a😀b@me', 'a@m😀e', 'a+b@me', "a'b@me", 'a\u202eb@me'];
+    const bad = [
+      ' a@me',
+      'a@me ',
+      'a b@me',
+      'a\tb@me',
+      'a\nb@me',
+      'a\u0000b@me',
+      'a\u007fb@me',
+      'a\u00a0b@me',
+      'a\u200bb@me',
+      'a/b@me',
+      'a?b@me',
+      'a#b@me',
+      'a%b@me',
+      'a%40b@me',
+      '😀@me',
+      'a😀b@me',
+      'a@m😀e',
+      'a+b@me',
+      "a'b@me",
+      'a\u202eb@me',
+    ];
     for (const name of bad) expect(parseNameId(name), JSON.stringify(name)).toBeNull();
   });
 

@@ -3,17 +3,21 @@
  * paths is produced for real and its body validated with Ajv (JSON Schema 2020-12, the dialect of
  * OpenAPI 3.1), and every status the tests produce is documented.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { openDatabase } from '../src/db/database.js';
-import { seedDemoData } from '../src/data/seed.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 
 interface OpenApiDocument {
   openapi: string;
-  paths: Record<string, { get: { responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> } }>;
+  paths: Record<
+    string,
+    { get: { responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> } }
+  >;
 }
 
 const PROFILE_PATH = '/api/{name_id}';
@@ -97,7 +101,11 @@ describe('OpenAPI document', () => {
 
   it('describes 503 while the database cannot be reached', async () => {
     // A PostgreSQL URL on a loopback port where nothing listens.
-    const unreachable = await openDatabase({ url: 'postgres://postgres@127.0.0.1:1/none', dataDir: '', connectTimeoutSeconds: 1 });
+    const unreachable = await openDatabase({
+      url: 'postgres://postgres@127.0.0.1:1/none',
+      dataDir: '',
+      connectTimeoutSeconds: 1,
+    });
     const down = await startTestServer(unreachable, { OWNER_CHECK_LIMIT: '5' });
     try {
       await check(PROFILE_PATH, await fetch(`${down.url}/api/demo@me`));

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
-import { spawnServerProcess, startServerProcess, type LogLine, type ServerProcess } from './support/server-process.js';
+import { type LogLine, type ServerProcess, spawnServerProcess, startServerProcess } from './support/server-process.js';
 
 /** A GET on a connection of its own, so that the primary hands each request to some worker. */
 function getOnNewConnection(url: string, requestId: string): Promise<number> {

@@ -5,19 +5,19 @@
 import os from 'node:os';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../src/app.js';
+import { type App, createApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config/config.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { openDatabase } from '../src/db/database.js';
-import { listen, type RunningServer } from '../src/http/server.js';
 import { createRouter } from '../src/http/router.js';
+import { listen, type RunningServer } from '../src/http/server.js';
 import { createMemoryLimiter } from '../src/limits/memory-limiter.js';
 import { createLogger, wantsPrettyLogs } from '../src/ops/logger.js';
 import { createMetrics } from '../src/ops/metrics.js';
 import { countRateLimitRejections } from '../src/ops/rate-limit-metrics.js';
 import { trackRoutePatterns, UNMATCHED_ROUTE } from '../src/ops/route-patterns.js';
-import { captureLog, type CapturedLog } from './support/log-capture.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { type CapturedLog, captureLog } from './support/log-capture.js';
 
 interface Served {
   app: App;
@@ -26,9 +26,14 @@ interface Served {
   stop(): Promise<void>;
 }
 
-async function serve(database: TestDatabase, options: { logLevel?: 'debug' | 'warn'; migrated?: boolean } = {}): Promise<Served> {
+async function serve(
+  database: TestDatabase,
+  options: { logLevel?: 'debug' | 'warn'; migrated?: boolean } = {},
+): Promise<Served> {
   const handle =
-    options.migrated === false ? await openDatabase({ url: undefined, dataDir: database.dataDir }) : await database.open();
+    options.migrated === false
+      ? await openDatabase({ url: undefined, dataDir: database.dataDir })
+      : await database.open();
   const log = captureLog(options.logLevel ?? 'debug');
   const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: database.dataDir, OWNER_CHECK_LIMIT: '2' });
   const app = await createApp(config, log.logger, { database: handle });
@@ -92,9 +97,13 @@ describe('health, readiness and metrics endpoints', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await response.text();
-    expect(sample(text, 'http_requests_total', { method: 'GET', route: '/healthz', status: '200' })).toBeGreaterThanOrEqual(2);
+    expect(
+      sample(text, 'http_requests_total', { method: 'GET', route: '/healthz', status: '200' }),
+    ).toBeGreaterThanOrEqual(2);
     expect(sample(text, 'http_requests_total', { method: 'GET', route: UNMATCHED_ROUTE, status: '404' })).toBe(1);
-    expect(sample(text, 'http_request_duration_seconds_count', { route: '/healthz', status: '200' })).toBeGreaterThanOrEqual(2);
+    expect(
+      sample(text, 'http_request_duration_seconds_count', { route: '/healthz', status: '200' }),
+    ).toBeGreaterThanOrEqual(2);
     expect(text).not.toContain('no/such');
     expect(text).not.toContain('private.person');
     // Process metrics come from prom-client's defaults.
@@ -320,7 +329,10 @@ describe('logger', () => {
     });
     const logger = createLogger('warn', { pretty: false, destination });
     logger.info('not shown');
-    logger.warn({ profile: { name: 'demo@me', creatorEmail: 'maker@private.example' }, ownerEmail: 'o@private.example' }, 'shown');
+    logger.warn(
+      { profile: { name: 'demo@me', creatorEmail: 'maker@private.example' }, ownerEmail: 'o@private.example' },
+      'shown',
+    );
     expect(written).toHaveLength(1);
     const line = JSON.parse(written[0]!) as Record<string, unknown>;
     expect(line.msg).toBe('shown');

@@ -18,7 +18,7 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { createLogger } from '../src/ops/logger.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
-import { rawClient, type RawClient } from './support/raw-http.js';
+import { type RawClient, rawClient } from './support/raw-http.js';
 
 /** Profiles of this suite, with private e-mails nothing else in the project uses. */
 const PRIVATE_DATA = [
@@ -50,21 +50,35 @@ const PRIVATE_DATA = [
   { kind: 'profile', name: 'beta@vault', creatorEmail: 'Beta.Maker.q7x@Private-Creator.example' },
   { kind: 'profile', name: 'self@both', creatorEmail: 'both.roles.q7x@private-both.example' },
   // A creator in a namespace of the demo data.
-  { kind: 'profile', name: 'gamma@me', creatorEmail: 'gamma.q7x@private-creator.example', records: { '1': { type: 'name', value: 'Gamma' } } },
+  {
+    kind: 'profile',
+    name: 'gamma@me',
+    creatorEmail: 'gamma.q7x@private-creator.example',
+    records: { '1': { type: 'name', value: 'Gamma' } },
+  },
 ];
 
 type DataObject = { kind: string; name: string; ownerEmail?: string; creatorEmail?: string; records?: unknown };
 const ALL_DATA = [...DEMO_DATA, ...PRIVATE_DATA] as DataObject[];
 
 /** Every private e-mail, as stored. */
-const PRIVATE_EMAILS = [...new Set(ALL_DATA.flatMap((line) => [line.ownerEmail, line.creatorEmail].filter((email) => email !== undefined)))];
+const PRIVATE_EMAILS = [
+  ...new Set(ALL_DATA.flatMap((line) => [line.ownerEmail, line.creatorEmail].filter((email) => email !== undefined))),
+];
 const PROFILE_NAMES = ALL_DATA.filter((line) => line.kind === 'profile').map((line) => line.name);
 
 /** Who may truthfully claim which name: creators and namespace owners (for the owner checks that answer true). */
-const TRUE_CLAIMS: Array<[email: string, name: string]> = ALL_DATA.filter((line) => line.kind === 'profile').flatMap((profile) => {
-  const owner = ALL_DATA.find((line) => line.kind === 'namespace' && line.name === profile.name.split('@')[1])?.ownerEmail;
-  return [[profile.creatorEmail!, profile.name] as [string, string], ...(owner === undefined ? [] : [[owner, profile.name] as [string, string]])];
-});
+const TRUE_CLAIMS: Array<[email: string, name: string]> = ALL_DATA.filter((line) => line.kind === 'profile').flatMap(
+  (profile) => {
+    const owner = ALL_DATA.find(
+      (line) => line.kind === 'namespace' && line.name === profile.name.split('@')[1],
+    )?.ownerEmail;
+    return [
+      [profile.creatorEmail!, profile.name] as [string, string],
+      ...(owner === undefined ? [] : [[owner, profile.name] as [string, string]]),
+    ];
+  },
+);
 
 /** A selection of everything a profile has, every record variant included. */
 const FULL_PROFILE = /* GraphQL */ `
@@ -129,7 +143,14 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
     testDb = await createTestDatabase(kind);
     handle = await testDb.open();
     await seedDemoData(handle.db);
-    expect((await importLines(handle.db, PRIVATE_DATA.map((line) => JSON.stringify(line)))).problems).toEqual([]);
+    expect(
+      (
+        await importLines(
+          handle.db,
+          PRIVATE_DATA.map((line) => JSON.stringify(line)),
+        )
+      ).problems,
+    ).toEqual([]);
   });
   afterAll(async () => {
     await handle?.close();
@@ -145,8 +166,15 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
 
     beforeAll(async () => {
       // The service's own logger (with its redaction rules) at info, writing into this array.
-      const logger = createLogger('info', { pretty: false, destination: { write: (line: string) => void logLines.push(line) } });
-      server = await startTestServer(handle, { NODE_ENV: nodeEnv, OWNER_CHECK_LIMIT: String(OWNER_CHECK_LIMIT) }, logger);
+      const logger = createLogger('info', {
+        pretty: false,
+        destination: { write: (line: string) => void logLines.push(line) },
+      });
+      server = await startTestServer(
+        handle,
+        { NODE_ENV: nodeEnv, OWNER_CHECK_LIMIT: String(OWNER_CHECK_LIMIT) },
+        logger,
+      );
       client = rawClient(server.url);
     });
     afterAll(async () => {
@@ -154,7 +182,11 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
       await server?.close();
     });
 
-    async function send(label: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: string; sentEmails?: string[] } = {}) {
+    async function send(
+      label: string,
+      path: string,
+      options: { method?: string; headers?: Record<string, string>; body?: string; sentEmails?: string[] } = {},
+    ) {
       const { sentEmails = [], ...request } = options;
       const response = await client.send(path, request);
       const text = `${response.status}\n${JSON.stringify(response.headers)}\n${response.text}`;
@@ -169,9 +201,13 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
         sentEmails,
       });
     const restCheck = (email: string, name: string) =>
-      send(`owner check ${email} ${name}`, `/api/owner-check?email=${encodeURIComponent(email)}&name=${encodeURIComponent(name)}`, {
-        sentEmails: [email.trim()],
-      });
+      send(
+        `owner check ${email} ${name}`,
+        `/api/owner-check?email=${encodeURIComponent(email)}&name=${encodeURIComponent(name)}`,
+        {
+          sentEmails: [email.trim()],
+        },
+      );
 
     it('shows no private e-mail in any response but the owner check’s own echo, and none in the log', async () => {
       // Profiles over REST, in several spellings, with conditional and HEAD requests.
@@ -179,30 +215,56 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
         const found = await send(`profile ${name}`, `/api/${encodeURIComponent(name)}`);
         expect(found.status, name).toBe(200);
         await send(`profile ${name} upper`, `/api/${encodeURIComponent(name.toUpperCase())}`);
-        await send(`profile ${name} 304`, `/api/${encodeURIComponent(name)}`, { headers: { 'If-None-Match': String(found.headers.etag) } });
+        await send(`profile ${name} 304`, `/api/${encodeURIComponent(name)}`, {
+          headers: { 'If-None-Match': String(found.headers.etag) },
+        });
       }
       await send('HEAD profile', '/api/alpha@vault', { method: 'HEAD' });
 
       // REST errors and the other endpoints.
-      for (const path of ['/api/nobody@vault', '/api/not-a-name', '/api/%zz', '/api/', '/api/a/b', '/nothing', '/api/openapi.json', '/metrics', '/healthz', '/readyz']) {
+      for (const path of [
+        '/api/nobody@vault',
+        '/api/not-a-name',
+        '/api/%zz',
+        '/api/',
+        '/api/a/b',
+        '/nothing',
+        '/api/openapi.json',
+        '/metrics',
+        '/healthz',
+        '/readyz',
+      ]) {
         await send(`GET ${path}`, path);
       }
       await send('POST profile', '/api/alpha@vault', { method: 'POST', body: '{}' });
       await send('DELETE owner check', '/api/owner-check', { method: 'DELETE' });
-      await send('preflight', '/api/alpha@vault', { method: 'OPTIONS', headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' } });
+      await send('preflight', '/api/alpha@vault', {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' },
+      });
       await send('request id with an e-mail', '/api/beta@vault', { headers: { 'X-Request-Id': PRIVATE_EMAILS[0]! } });
 
       // GraphQL: every profile with everything it has, one by one and all at once.
       for (const name of PROFILE_NAMES) {
-        const answer = await graphql(`graphql profile ${name}`, { query: `query ($name: String!) { profile(name: $name) { ${FULL_PROFILE} } } ${EVERY_VARIANT}`, variables: { name } });
+        const answer = await graphql(`graphql profile ${name}`, {
+          query: `query ($name: String!) { profile(name: $name) { ${FULL_PROFILE} } } ${EVERY_VARIANT}`,
+          variables: { name },
+        });
         expect(JSON.parse(answer.text).errors, name).toBeUndefined();
       }
-      await graphql('graphql profiles', { query: `query ($names: [String!]!) { profiles(names: $names) { ${FULL_PROFILE} } } ${EVERY_VARIANT}`, variables: { names: [...PROFILE_NAMES, 'nobody@vault'] } });
+      await graphql('graphql profiles', {
+        query: `query ($names: [String!]!) { profiles(names: $names) { ${FULL_PROFILE} } } ${EVERY_VARIANT}`,
+        variables: { names: [...PROFILE_NAMES, 'nobody@vault'] },
+      });
       await graphql('introspection', { query: getIntrospectionQuery() });
       await send('GraphiQL', '/graphql', { headers: { accept: 'text/html' } });
-      await send('GraphQL GET', `/graphql?query=${encodeURIComponent('{ profile(name: "alpha@vault") { name records { key type raw } } }')}`, {
-        headers: { accept: 'application/graphql-response+json' },
-      });
+      await send(
+        'GraphQL GET',
+        `/graphql?query=${encodeURIComponent('{ profile(name: "alpha@vault") { name records { key type raw } } }')}`,
+        {
+          headers: { accept: 'application/graphql-response+json' },
+        },
+      );
 
       // GraphQL errors: asking for private fields, syntax, bad input, too many names, batching, bad bodies.
       for (const query of [
@@ -217,7 +279,10 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
       ]) {
         await graphql(`graphql error ${query.slice(0, 50)}`, { query });
       }
-      await graphql('batch', [{ query: '{ profile(name: "alpha@vault") { name } }' }, { query: '{ profile(name: "beta@vault") { name } }' }]);
+      await graphql('batch', [
+        { query: '{ profile(name: "alpha@vault") { name } }' },
+        { query: '{ profile(name: "beta@vault") { name } }' },
+      ]);
       await graphql('invalid JSON', '{"query": "{ profile(name: \\"alpha@vault\\") { name } }"');
       await graphql('body too large', { query: `{ profile(name: "alpha@vault") { name } } # ${'x'.repeat(70_000)}` });
 
@@ -226,7 +291,8 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
       // budget is spent and the rest are refused.
       for (const [email, name] of TRUE_CLAIMS) {
         const answer = await restCheck(email, name);
-        if (answer.status === 200) expect(JSON.parse(answer.text), `${email} ${name}`).toMatchObject({ hasCreated: true });
+        if (answer.status === 200)
+          expect(JSON.parse(answer.text), `${email} ${name}`).toMatchObject({ hasCreated: true });
       }
       await restCheck(`  ${PRIVATE_EMAILS[0]!.toUpperCase()}\t`, 'demo@me');
       await restCheck(PRIVATE_EMAILS[1]!, 'alpha@vault');
@@ -237,7 +303,8 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
       await graphql(
         'graphql owner checks',
         {
-          query: 'query ($a: String, $b: String, $n: String, $m: String) { a: ownerCheck(email: $a, name: $n) { hasCreated email name } b: ownerCheck(email: $b, name: $m) { hasCreated email name } }',
+          query:
+            'query ($a: String, $b: String, $n: String, $m: String) { a: ownerCheck(email: $a, name: $n) { hasCreated email name } b: ownerCheck(email: $b, name: $m) { hasCreated email name } }',
           variables: { a: first![0], n: first![1], b: second![0], m: second![1] },
         },
         [first![0], second![0]],
@@ -245,7 +312,13 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
       for (let i = 0; i < 6; i++) {
         await restCheck(`${PRIVATE_EMAILS[i % PRIVATE_EMAILS.length]}`, PROFILE_NAMES[i % PROFILE_NAMES.length]!);
       }
-      await graphql('graphql owner check refused', { query: `{ ownerCheck(email: ${JSON.stringify(first![0])}, name: ${JSON.stringify(first![1])}) { hasCreated email name } }` }, [first![0]]);
+      await graphql(
+        'graphql owner check refused',
+        {
+          query: `{ ownerCheck(email: ${JSON.stringify(first![0])}, name: ${JSON.stringify(first![1])}) { hasCreated email name } }`,
+        },
+        [first![0]],
+      );
 
       // The scan cannot pass for want of material: echoes, refusals and log lines all happened.
       const bodies = exchanges.map((exchange) => exchange.text).join('\n');

@@ -10,7 +10,7 @@ import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
-import { errorCodes, postGraphQL, type FetchLike, type GraphQLAnswer } from './support/graphql-client.js';
+import { errorCodes, type FetchLike, type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
 
 /** A true owner check of the demo data: maker@example.com created demo@me. */
 const CHECK_QUERY = 'email=maker@example.com&name=demo@me';
@@ -189,7 +189,10 @@ describe.each(databaseKinds())('rate limits over HTTP on %s', (kind) => {
       });
       const byField = new Map((answer.body.errors ?? []).map((error) => [error.path?.[0], error]));
       expect([...byField.keys()].sort()).toEqual(['b', 'd', 'e']);
-      expect(byField.get('b')).toMatchObject({ message: 'Invalid email format', extensions: { code: 'BAD_USER_INPUT' } });
+      expect(byField.get('b')).toMatchObject({
+        message: 'Invalid email format',
+        extensions: { code: 'BAD_USER_INPUT' },
+      });
       expectRateLimitedError(byField.get('d'));
       expectRateLimitedError(byField.get('e'));
 
@@ -264,7 +267,10 @@ describe.each(databaseKinds())('rate limits over HTTP on %s', (kind) => {
       }
       const names = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? 'demo@me' : `n${i}@me`));
       for (let i = 0; i < 3; i++) {
-        const answer = await graphql<{ profiles: unknown[] }>('query ($names: [String!]!) { profiles(names: $names) { name } }', { names });
+        const answer = await graphql<{ profiles: unknown[] }>(
+          'query ($names: [String!]!) { profiles(names: $names) { name } }',
+          { names },
+        );
         expect(answer.body.errors).toBeUndefined();
         expect(answer.body.data?.profiles).toHaveLength(100);
       }
@@ -289,7 +295,9 @@ describe.each(databaseKinds())('rate limits over HTTP on %s', (kind) => {
     it('with TRUST_PROXY_HOPS=1 counts the right-most X-Forwarded-For entry as the client', async () => {
       const { get, graphql } = await serve({ OWNER_CHECK_LIMIT: '2', TRUST_PROXY_HOPS: '1' });
       // The proxy appended 203.0.113.10; whatever the client wrote before it does not matter.
-      const viaProxy = (clientWrote: string, proxySaw: string) => ({ 'X-Forwarded-For': `${clientWrote}, ${proxySaw}` });
+      const viaProxy = (clientWrote: string, proxySaw: string) => ({
+        'X-Forwarded-For': `${clientWrote}, ${proxySaw}`,
+      });
 
       expect((await get(`/api/owner-check?${CHECK_QUERY}`, viaProxy('1.1.1.1', '203.0.113.10'))).status).toBe(200);
       expect((await graphql(GRAPHQL_CHECK, undefined, viaProxy('2.2.2.2', '203.0.113.10'))).body.data).toEqual({
@@ -302,7 +310,10 @@ describe.each(databaseKinds())('rate limits over HTTP on %s', (kind) => {
       expect(other.status).toBe(200);
       expect(rateLimitOf(other)).toMatchObject({ remaining: 1 });
       expect((await get(`/api/owner-check?${CHECK_QUERY}`, { 'X-Forwarded-For': '203.0.113.11' })).status).toBe(200);
-      await expectTooManyRequests(await get(`/api/owner-check?${CHECK_QUERY}`, { 'X-Forwarded-For': '203.0.113.11' }), 2);
+      await expectTooManyRequests(
+        await get(`/api/owner-check?${CHECK_QUERY}`, { 'X-Forwarded-For': '203.0.113.11' }),
+        2,
+      );
 
       // A request that came without the header (past the proxy) counts against the peer address.
       const direct = await get(`/api/owner-check?${CHECK_QUERY}`);

@@ -19,8 +19,8 @@ import { ConfigError, loadConfig } from '../src/config/config.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { DEFAULT_KEY_PREFIX } from '../src/limits/create-rate-limits.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
-import { throwawayRedis, type ThrowawayRedis } from './support/throwaway-redis.js';
+import { type ServerProcess, startServerProcess } from './support/server-process.js';
+import { type ThrowawayRedis, throwawayRedis } from './support/throwaway-redis.js';
 
 const SHARED_REDIS = process.env.TEST_REDIS_URL;
 const POSTGRES = process.env.TEST_DATABASE_URL;
@@ -50,10 +50,14 @@ async function request(base: string, path: string, init: RequestInit = {}): Prom
   };
 }
 
-const ownerCheck = (server: ServerProcess, headers: Record<string, string> = {}) => request(server.url, CHECK_PATH, { headers });
+const ownerCheck = (server: ServerProcess, headers: Record<string, string> = {}) =>
+  request(server.url, CHECK_PATH, { headers });
 
 /** The GraphQL document with two ownerCheck fields; how many of them were answered. */
-async function graphqlChecks(server: ServerProcess, headers: Record<string, string> = {}): Promise<{ answered: number; refused: number }> {
+async function graphqlChecks(
+  server: ServerProcess,
+  headers: Record<string, string> = {},
+): Promise<{ answered: number; refused: number }> {
   const answer = await request(server.url, '/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
@@ -75,10 +79,15 @@ describe('RATE_LIMIT_PREFIX', () => {
     expect(DEFAULT_KEY_PREFIX).toBe('nps:rl');
   });
 
-  it.each(['has space', 'a'.repeat(65), 'new\nline', 'star*'])('stops start-up with one line naming it for %j', (value) => {
-    expect(() => loadConfig({ RATE_LIMIT_PREFIX: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ RATE_LIMIT_PREFIX: value })).toThrow(/^Invalid configuration: RATE_LIMIT_PREFIX must be/);
-  });
+  it.each(['has space', 'a'.repeat(65), 'new\nline', 'star*'])(
+    'stops start-up with one line naming it for %j',
+    (value) => {
+      expect(() => loadConfig({ RATE_LIMIT_PREFIX: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ RATE_LIMIT_PREFIX: value })).toThrow(
+        /^Invalid configuration: RATE_LIMIT_PREFIX must be/,
+      );
+    },
+  );
 });
 
 describe.skipIf(SHARED_REDIS === undefined || POSTGRES === undefined)(
@@ -118,7 +127,22 @@ describe.skipIf(SHARED_REDIS === undefined || POSTGRES === undefined)(
 
       expect(answers.map((answer) => answer.status)).toEqual([...Array<number>(10).fill(200), 429, 429, 429, 429]);
       // One counter: what is left goes down by one per request, whichever process answered.
-      expect(answers.map((answer) => answer.remaining)).toEqual(['9', '8', '7', '6', '5', '4', '3', '2', '1', '0', '0', '0', '0', '0']);
+      expect(answers.map((answer) => answer.remaining)).toEqual([
+        '9',
+        '8',
+        '7',
+        '6',
+        '5',
+        '4',
+        '3',
+        '2',
+        '1',
+        '0',
+        '0',
+        '0',
+        '0',
+        '0',
+      ]);
       for (const refused of answers.slice(10)) expect(refused.retryAfter).toMatch(/^\d+$/);
       expect(await redis.get(`${prefix}:owner-check:127.0.0.1`)).toBe('14');
     });

@@ -4,9 +4,9 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../src/db/database.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
+import type { DatabaseHandle } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { CONTRACT_EXAMPLE } from './support/contract-example.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';

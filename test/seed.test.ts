@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { asc, eq, sql } from 'drizzle-orm';
-import { namespaces, profiles, records } from '../src/db/schema.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_DATA } from '../src/data/demo-data.js';
 import { seedDemoData, seedIfEmpty } from '../src/data/seed.js';
+import { namespaces, profiles, records } from '../src/db/schema.js';
 import { MAP_RECORD_TYPES, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
-import { databaseKinds, useTestDatabase } from './support/databases.js';
-import { emptyDatabase, snapshotDatabase } from './support/data-files.js';
 import { CONTRACT_EXAMPLE_RECORDS } from './support/contract-example.js';
+import { emptyDatabase, snapshotDatabase } from './support/data-files.js';
+import { databaseKinds, useTestDatabase } from './support/databases.js';
 
 describe.each(databaseKinds())('demo data on %s', (kind) => {
   const database = useTestDatabase(kind);
@@ -46,7 +46,9 @@ describe.each(databaseKinds())('demo data on %s', (kind) => {
       .orderBy(asc(records.key));
     const expected = Object.entries(CONTRACT_EXAMPLE_RECORDS);
     expect(stored.map((record) => String(record.key))).toEqual(expected.map(([key]) => key));
-    expect(stored.map((record) => [record.type, record.value])).toEqual(expected.map(([, record]) => [record.type, JSON.stringify(record.value)]));
+    expect(stored.map((record) => [record.type, record.value])).toEqual(
+      expected.map(([, record]) => [record.type, JSON.stringify(record.value)]),
+    );
   });
 
   it('is idempotent when asked again', async () => {
@@ -59,25 +61,40 @@ describe.each(databaseKinds())('demo data on %s', (kind) => {
 
   it('covers every record type, empty values, non-ASCII text, no records and an unspecified type', async () => {
     await seedDemoData(database.handle.db);
-    const types = new Set((await database.handle.db.selectDistinct({ type: records.type }).from(records)).map((row) => row.type));
+    const types = new Set(
+      (await database.handle.db.selectDistinct({ type: records.type }).from(records)).map((row) => row.type),
+    );
     for (const type of [...STRING_RECORD_TYPES, ...MAP_RECORD_TYPES]) expect(types, type).toContain(type);
-    expect([...types].some((type) => !(STRING_RECORD_TYPES as readonly string[]).includes(type) && !(MAP_RECORD_TYPES as readonly string[]).includes(type))).toBe(true);
+    expect(
+      [...types].some(
+        (type) =>
+          !(STRING_RECORD_TYPES as readonly string[]).includes(type) &&
+          !(MAP_RECORD_TYPES as readonly string[]).includes(type),
+      ),
+    ).toBe(true);
 
-    const values = (await database.handle.db.select({ value: sql<string>`${records.value}::text` }).from(records)).map((row) => row.value);
+    const values = (await database.handle.db.select({ value: sql<string>`${records.value}::text` }).from(records)).map(
+      (row) => row.value,
+    );
     expect(values).toContain('""');
     expect(values).toContain('{}');
 
     const all = await database.handle.db.select().from(profiles);
     expect(all.some((profile) => /[^\x00-\x7f]/.test(profile.localPart))).toBe(true);
     expect(all.some((profile) => /[^\x00-\x7f]/.test(profile.description))).toBe(true);
-    const withRecords = new Set((await database.handle.db.selectDistinct({ id: records.profileId }).from(records)).map((row) => row.id));
+    const withRecords = new Set(
+      (await database.handle.db.selectDistinct({ id: records.profileId }).from(records)).map((row) => row.id),
+    );
     expect(all.some((profile) => !withRecords.has(profile.id))).toBe(true);
   });
 
   it('uses only reserved example domains for private e-mails', async () => {
     await seedDemoData(database.handle.db);
     const snapshot = await snapshotDatabase(database.handle.db);
-    const emails = [...snapshot.namespaces.map((row) => row.ownerEmail), ...snapshot.profiles.map((row) => row.creatorEmail)];
+    const emails = [
+      ...snapshot.namespaces.map((row) => row.ownerEmail),
+      ...snapshot.profiles.map((row) => row.creatorEmail),
+    ];
     for (const email of emails) expect(email, email).toMatch(/@example\.(com|org)$/i);
   });
 });

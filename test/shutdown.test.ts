@@ -58,18 +58,22 @@ function getOnNewConnection(url: string): Promise<number> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('shutdown of an idle service (embedded database)', () => {
-  it.each(['SIGTERM', 'SIGINT'] as const)('exits 0 on %s', async (signal) => {
-    const database = await createTestDatabase('pglite');
-    try {
-      const service = await startServerProcess({ env: { DATA_DIR: database.dataDir }, startTimeoutMs: 60_000 });
-      expect(await getOnNewConnection(`${service.url}/healthz`)).toBe(200);
-      service.signal(signal);
-      expect(await service.exited).toEqual({ code: 0, signal: null });
-      expect(service.logs.some((line) => line.msg === 'shutting down' && line.reason === signal)).toBe(true);
-    } finally {
-      await database.drop();
-    }
-  }, 90_000);
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'exits 0 on %s',
+    async (signal) => {
+      const database = await createTestDatabase('pglite');
+      try {
+        const service = await startServerProcess({ env: { DATA_DIR: database.dataDir }, startTimeoutMs: 60_000 });
+        expect(await getOnNewConnection(`${service.url}/healthz`)).toBe(200);
+        service.signal(signal);
+        expect(await service.exited).toEqual({ code: 0, signal: null });
+        expect(service.logs.some((line) => line.msg === 'shutting down' && line.reason === signal)).toBe(true);
+      } finally {
+        await database.drop();
+      }
+    },
+    90_000,
+  );
 });
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a burst of slow requests', () => {

@@ -3,11 +3,11 @@
  * opening the database, and turning every failure into one clear line on stderr with an exit
  * code (1: the command failed, 2: bad usage or configuration) instead of a stack trace.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { openConfiguredDatabase } from '../db/open-configured.js';
-import { ConfigError, loadConfig, type Config } from '../config/config.js';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import type { DatabaseHandle } from '../db/database.js';
 import { describeDatabaseError } from '../db/errors.js';
+import { openConfiguredDatabase } from '../db/open-configured.js';
 
 /** A failure whose message says everything the operator needs; exit code 1. */
 export class CommandError extends Error {}
@@ -69,7 +69,9 @@ export async function openCommandDatabase(config: Config): Promise<DatabaseHandl
   try {
     return await openConfiguredDatabase(config);
   } catch (error) {
-    throw new CommandError(`${databaseLabel(config)} could not be opened: ${describeDatabaseError(error)}${openHint(config)}`);
+    throw new CommandError(
+      `${databaseLabel(config)} could not be opened: ${describeDatabaseError(error)}${openHint(config)}`,
+    );
   }
 }
 

@@ -8,7 +8,7 @@
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
-import { exportDatabase, type ExportCounts } from '../data/exporter.js';
+import { type ExportCounts, exportDatabase } from '../data/exporter.js';
 import type { Database } from '../db/database.js';
 import {
   CommandError,
@@ -29,7 +29,8 @@ runCommand(USAGE, async () => {
   const database = await openCommandDatabase(config);
   const startedAt = Date.now();
   try {
-    const counts = path === undefined ? await exportDatabase(database.db, process.stdout) : await exportToFile(database.db, path);
+    const counts =
+      path === undefined ? await exportDatabase(database.db, process.stdout) : await exportToFile(database.db, path);
     // stderr, as stdout may be the data itself.
     process.stderr.write(
       `Exported ${formatCount(counts.namespaces)} namespaces and ${formatCount(counts.profiles)} profiles ` +

@@ -6,7 +6,7 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DEFAULT_NAMESPACES, generateNdjson, type GeneratorOptions } from '../data/generator.js';
+import { DEFAULT_NAMESPACES, type GeneratorOptions, generateNdjson } from '../data/generator.js';
 import { CommandError, formatCount, parseArguments, runCommand, UsageError } from './command.js';
 
 const USAGE = `npm run gen -- --profiles N [--seed S (default 1)] [--namespaces K (default ${DEFAULT_NAMESPACES})] [--out file]`;
@@ -21,11 +21,14 @@ runCommand(USAGE, async () => {
       await pipeline(source, createWriteStream(out));
     }
   } catch (error) {
-    if (error instanceof Error && 'syscall' in error) throw new CommandError(`Cannot write ${out ?? 'standard output'}: ${error.message}`);
+    if (error instanceof Error && 'syscall' in error)
+      throw new CommandError(`Cannot write ${out ?? 'standard output'}: ${error.message}`);
     throw error;
   }
   if (out !== undefined) {
-    process.stderr.write(`Wrote ${formatCount(options.namespaces ?? DEFAULT_NAMESPACES)} namespaces and ${formatCount(options.profiles)} profiles to ${out}.\n`);
+    process.stderr.write(
+      `Wrote ${formatCount(options.namespaces ?? DEFAULT_NAMESPACES)} namespaces and ${formatCount(options.profiles)} profiles to ${out}.\n`,
+    );
   }
 });
 
@@ -53,7 +56,9 @@ function readArguments(): { options: GeneratorOptions; out: string | undefined }
 function wholeNumber(flag: string, value: string, min: number, max: number): number {
   const parsed = Number(value);
   if (!/^\d+$/.test(value) || parsed < min || parsed > max) {
-    throw new UsageError(`${flag} must be a whole number from ${formatCount(min)} to ${formatCount(max)}, got "${value}".`);
+    throw new UsageError(
+      `${flag} must be a whole number from ${formatCount(min)} to ${formatCount(max)}, got "${value}".`,
+    );
   }
   return parsed;
 }

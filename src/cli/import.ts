@@ -7,8 +7,8 @@
  * an import into a database without profiles (a first load) does so by itself, since there is
  * nothing to serve yet.
  */
-import { open, type FileHandle } from 'node:fs/promises';
-import { importStream, type ImportReport } from '../data/importer.js';
+import { type FileHandle, open } from 'node:fs/promises';
+import { type ImportReport, importStream } from '../data/importer.js';
 import type { Database } from '../db/database.js';
 import { profiles } from '../db/schema.js';
 import {

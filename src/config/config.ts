@@ -121,7 +121,10 @@ function workers(env: Env): number {
   const count = value === 'auto' ? os.availableParallelism() : integer(env, 'WORKERS', 1, 1, 256);
   // The embedded database lives in one process; several need a PostgreSQL server to share.
   if (count > 1 && raw(env, 'DATABASE_URL') === undefined) {
-    throw new ConfigError('WORKERS', `above 1 needs DATABASE_URL (the embedded database serves one process), got "${value}"`);
+    throw new ConfigError(
+      'WORKERS',
+      `above 1 needs DATABASE_URL (the embedded database serves one process), got "${value}"`,
+    );
   }
   return count;
 }

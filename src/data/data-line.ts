@@ -178,7 +178,9 @@ function rejectUnknownFields(input: Record<string, unknown>, known: ReadonlySet<
   const unknown = Object.keys(input).filter((field) => !known.has(field));
   if (unknown.length > 0) {
     const list = unknown.map((field) => quote(field)).join(', ');
-    throw new InvalidLine(`unknown field${unknown.length > 1 ? 's' : ''} ${list} for ${what} (allowed: ${[...known].join(', ')})`);
+    throw new InvalidLine(
+      `unknown field${unknown.length > 1 ? 's' : ''} ${list} for ${what} (allowed: ${[...known].join(', ')})`,
+    );
   }
 }
 
@@ -234,14 +236,19 @@ function record(rawKey: string, entry: unknown): DataRecord {
     );
   }
   const where = `record "${rawKey}"`; // the key is a canonical number by now: nothing to escape
-  if (!isPlainObject(entry)) throw new InvalidLine(`${where} must be an object {"type","value"}, got ${jsonKind(entry)}`);
+  if (!isPlainObject(entry))
+    throw new InvalidLine(`${where} must be an object {"type","value"}, got ${jsonKind(entry)}`);
   const extra = Object.keys(entry).filter((field) => !RECORD_FIELDS.has(field));
   if (extra.length > 0) {
-    throw new InvalidLine(`${where} has unknown field ${extra.map((field) => quote(field)).join(', ')} (allowed: type, value)`);
+    throw new InvalidLine(
+      `${where} has unknown field ${extra.map((field) => quote(field)).join(', ')} (allowed: type, value)`,
+    );
   }
   const type = entry.type;
   if (typeof type !== 'string' || type === '') {
-    throw new InvalidLine(`${where} needs a non-empty string "type", got ${type === undefined ? 'none' : jsonKind(type)}`);
+    throw new InvalidLine(
+      `${where} needs a non-empty string "type", got ${type === undefined ? 'none' : jsonKind(type)}`,
+    );
   }
   if (entry.value === undefined) throw new InvalidLine(`${where} has no "value"`);
   const problem = recordValueProblem(type, entry.value);

@@ -76,7 +76,10 @@ export const DEMO_DATA: readonly DataObject[] = [
       '3': { type: 'website', value: 'https://zoe.example.org' },
       '4': { type: 'phone', value: '+41 22 555 01 00' },
       '6': { type: 'social', value: { instagram: 'zoe.ceramique', tiktok: 'zoe_pots', youtube: 'ZoeAtTheWheel' } },
-      '7': { type: 'link', value: { 'Boutique (été)': 'https://shop.zoe.example.org', Atelier: 'https://zoe.example.org/atelier' } },
+      '7': {
+        type: 'link',
+        value: { 'Boutique (été)': 'https://shop.zoe.example.org', Atelier: 'https://zoe.example.org/atelier' },
+      },
       '20': {
         type: 'img',
         value: { vase: 'https://img.example.org/zoe/vase.jpg', bowl: 'https://img.example.org/zoe/bowl.jpg' },

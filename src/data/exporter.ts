@@ -11,8 +11,8 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { asc, between, gt, sql } from 'drizzle-orm';
 import type { Database } from '../db/database.js';
-import { namespaces, profiles, records, type RecordValue } from '../db/schema.js';
-import { toDataObject, type DataLine, type DataRecord } from './data-line.js';
+import { namespaces, profiles, type RecordValue, records } from '../db/schema.js';
+import { type DataLine, type DataRecord, toDataObject } from './data-line.js';
 
 export interface ExportCounts {
   namespaces: number;
@@ -25,7 +25,11 @@ export interface ExportOptions {
 }
 
 /** Writes every namespace and profile to `output` as NDJSON; leaves `output` open. */
-export async function exportDatabase(db: Database, output: Writable, options: ExportOptions = {}): Promise<ExportCounts> {
+export async function exportDatabase(
+  db: Database,
+  output: Writable,
+  options: ExportOptions = {},
+): Promise<ExportCounts> {
   const pageSize = options.pageSize ?? 2000;
   return db.transaction(
     async (tx) => {
@@ -104,7 +108,12 @@ async function* profilePages(db: Database, pageSize: number): AsyncGenerator<Dat
  */
 async function recordsOf(db: Database, first: number, last: number) {
   return db
-    .select({ profileId: records.profileId, key: records.key, type: records.type, value: sql<string>`${records.value}::text` })
+    .select({
+      profileId: records.profileId,
+      key: records.key,
+      type: records.type,
+      value: sql<string>`${records.value}::text`,
+    })
     .from(records)
     .where(between(records.profileId, first, last))
     .orderBy(asc(records.profileId), asc(records.key));

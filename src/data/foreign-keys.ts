@@ -37,7 +37,9 @@ export async function suspendForeignKeys(db: Database, tables: readonly string[]
   }
   return async () => {
     for (const key of foreignKeys) {
-      await db.execute(sql`alter table ${sql.raw(key.table)} add constraint ${sql.identifier(key.name)} ${sql.raw(key.definition)}`);
+      await db.execute(
+        sql`alter table ${sql.raw(key.table)} add constraint ${sql.identifier(key.name)} ${sql.raw(key.definition)}`,
+      );
     }
   };
 }

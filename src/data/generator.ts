@@ -10,7 +10,7 @@
  * contain no digits.
  */
 import type { DataObject, NamespaceObject, ProfileObject } from './data-line.js';
-import { chance, itemSeed, mulberry32, pick, randomInt, type Random } from './prng.js';
+import { chance, itemSeed, mulberry32, pick, type Random, randomInt } from './prng.js';
 
 export interface GeneratorOptions {
   profiles: number;
@@ -21,21 +21,108 @@ export interface GeneratorOptions {
 
 export const DEFAULT_NAMESPACES = 8;
 
-const NAMESPACE_NAMES = ['me', 'dev', 'art', 'club', 'studio', 'мир', 'music', 'ニュース', 'shop', 'team', 'café', 'dao'];
+const NAMESPACE_NAMES = [
+  'me',
+  'dev',
+  'art',
+  'club',
+  'studio',
+  'мир',
+  'music',
+  'ニュース',
+  'shop',
+  'team',
+  'café',
+  'dao',
+];
 
 const FIRST_NAMES = [
-  'anna', 'ben', 'carla', 'david', 'emma', 'felix', 'grace', 'hugo', 'ivy', 'jack', 'kim', 'liam', 'mia',
-  'noah', 'olivia', 'paul', 'quinn', 'rosa', 'sam', 'tara', 'umar', 'vera', 'will', 'xena', 'yusuf', 'zoe',
+  'anna',
+  'ben',
+  'carla',
+  'david',
+  'emma',
+  'felix',
+  'grace',
+  'hugo',
+  'ivy',
+  'jack',
+  'kim',
+  'liam',
+  'mia',
+  'noah',
+  'olivia',
+  'paul',
+  'quinn',
+  'rosa',
+  'sam',
+  'tara',
+  'umar',
+  'vera',
+  'will',
+  'xena',
+  'yusuf',
+  'zoe',
 ];
 /** About one name in ten: accented Latin, Cyrillic, Greek, Japanese. */
-const NON_ASCII_FIRST_NAMES = ['josé', 'zoë', 'søren', 'łukasz', 'françois', 'иван', 'ольга', 'δημήτρης', 'さくら', 'たろう', 'müller'];
-const LAST_NAMES = ['smith', 'garcia', 'kowalski', 'nguyen', 'okafor', 'rossi', 'schmidt', 'tanaka', 'dubois', 'silva', 'khan'];
+const NON_ASCII_FIRST_NAMES = [
+  'josé',
+  'zoë',
+  'søren',
+  'łukasz',
+  'françois',
+  'иван',
+  'ольга',
+  'δημήτρης',
+  'さくら',
+  'たろう',
+  'müller',
+];
+const LAST_NAMES = [
+  'smith',
+  'garcia',
+  'kowalski',
+  'nguyen',
+  'okafor',
+  'rossi',
+  'schmidt',
+  'tanaka',
+  'dubois',
+  'silva',
+  'khan',
+];
 const SEPARATORS = ['.', '_', '-', ''];
 const WORDS = [
-  'builder', 'designer', 'coffee', 'open', 'source', 'music', 'travel', 'photos', 'code', 'art', 'writer',
-  'maker', 'runner', 'gardening', 'crypto', 'community', 'founder', 'teacher', 'books', 'film', 'games',
+  'builder',
+  'designer',
+  'coffee',
+  'open',
+  'source',
+  'music',
+  'travel',
+  'photos',
+  'code',
+  'art',
+  'writer',
+  'maker',
+  'runner',
+  'gardening',
+  'crypto',
+  'community',
+  'founder',
+  'teacher',
+  'books',
+  'film',
+  'games',
 ];
-const NON_ASCII_PHRASES = ['Привет, мир!', 'こんにちは。', 'Café crème à Zürich', 'Ελληνικά γράμματα', 'naïve façade', 'Łódź ✈ Kraków'];
+const NON_ASCII_PHRASES = [
+  'Привет, мир!',
+  'こんにちは。',
+  'Café crème à Zürich',
+  'Ελληνικά γράμματα',
+  'naïve façade',
+  'Łódź ✈ Kraków',
+];
 const SOCIAL_KEYS = ['twitter', 'discord', 'instagram', 'tiktok', 'youtube', 'facebook', 'linkedin', 'telegram'];
 const LINK_LABELS = ['Blog', 'Shop', 'Portfolio', 'Podcast', 'Newsletter', 'Talks', 'GitHub'];
 const NOTE_LABELS = ['Hours', 'Address', 'Bio', 'Languages', 'Motto', 'Öffnungszeiten'];
@@ -142,7 +229,8 @@ type GeneratedRecords = NonNullable<ProfileObject['records']>;
 function records(random: Random, first: string, index: number): GeneratedRecords {
   const result: GeneratedRecords = {};
   const handle = `${first}${index}`;
-  const text = (value: string, probability: number) => (chance(random, 0.1) ? '' : chance(random, probability) ? value : null);
+  const text = (value: string, probability: number) =>
+    chance(random, 0.1) ? '' : chance(random, probability) ? value : null;
   const add = (key: number, type: string, value: string | Record<string, string> | null) => {
     if (value !== null) result[String(key)] = { type, value };
   };
@@ -152,10 +240,26 @@ function records(random: Random, first: string, index: number): GeneratedRecords
   add(4, 'phone', text(phones(random), 0.4));
   add(5, 'tg_bot', text(`@bot_${index}`, 0.2));
   add(6, 'social', chance(random, 0.6) ? map(random, SOCIAL_KEYS, 0, 5, (key) => `${handle}_${key}`) : null);
-  add(7, 'link', chance(random, 0.4) ? map(random, LINK_LABELS, 0, 4, (label) => `https://${index}.example.org/${label.toLowerCase()}`) : null);
+  add(
+    7,
+    'link',
+    chance(random, 0.4)
+      ? map(random, LINK_LABELS, 0, 4, (label) => `https://${index}.example.org/${label.toLowerCase()}`)
+      : null,
+  );
   add(8, 'crypto', chance(random, 0.3) ? cryptoWallets(random) : null);
-  add(9, 'notes', chance(random, 0.3) ? map(random, NOTE_LABELS, 1, 3, () => pick(random, NON_ASCII_PHRASES.concat(WORDS))) : null);
-  add(20, 'img', chance(random, 0.25) ? map(random, IMAGE_LABELS, 1, 3, (label) => `https://img.example.org/${index}/${label}.png`) : null);
+  add(
+    9,
+    'notes',
+    chance(random, 0.3) ? map(random, NOTE_LABELS, 1, 3, () => pick(random, NON_ASCII_PHRASES.concat(WORDS))) : null,
+  );
+  add(
+    20,
+    'img',
+    chance(random, 0.25)
+      ? map(random, IMAGE_LABELS, 1, 3, (label) => `https://img.example.org/${index}/${label}.png`)
+      : null,
+  );
   add(50, 'web_url', text(`https://profiles.example.org/${index}`, 0.8));
   add(51, 'web3_url', text(`https://web3.example.org/${index}`, 0.2));
   // Record types are stored data; a few profiles carry types the specification does not list.
@@ -164,7 +268,9 @@ function records(random: Random, first: string, index: number): GeneratedRecords
 }
 
 function phones(random: Random): string {
-  return Array.from({ length: randomInt(random, 1, 3) }, () => `+1555${randomString(random, '0123456789', 7)}`).join(',');
+  return Array.from({ length: randomInt(random, 1, 3) }, () => `+1555${randomString(random, '0123456789', 7)}`).join(
+    ',',
+  );
 }
 
 function cryptoWallets(random: Random): Record<string, string> {
@@ -176,7 +282,13 @@ function cryptoWallets(random: Random): Record<string, string> {
 }
 
 /** An object of `min` to `max` distinct keys from `keys`, in random order. */
-function map(random: Random, keys: readonly string[], min: number, max: number, valueOf: (key: string) => string): Record<string, string> {
+function map(
+  random: Random,
+  keys: readonly string[],
+  min: number,
+  max: number,
+  valueOf: (key: string) => string,
+): Record<string, string> {
   const remaining = [...keys];
   const result: Record<string, string> = {};
   for (let count = randomInt(random, min, Math.min(max, keys.length)); count > 0; count -= 1) {

@@ -12,7 +12,7 @@
  * Record values are elements of a JSON array unpacked by `json_array_elements` into a `json`
  * column, which keeps their text, and with it the order of map entries, exactly as serialised.
  */
-import { inArray, sql, type SQL } from 'drizzle-orm';
+import { inArray, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../db/database.js';
 import { namespaces, profiles, records } from '../db/schema.js';
 import { contentHash } from '../profiles/content-hash.js';
@@ -122,7 +122,12 @@ async function replaceProfiles(db: Database, lines: readonly ProfileLine[]): Pro
 
   const replaced = changed.filter((row) => !row.inserted);
   if (replaced.length > 0) {
-    await db.delete(records).where(inArray(records.profileId, replaced.map((row) => row.id)));
+    await db.delete(records).where(
+      inArray(
+        records.profileId,
+        replaced.map((row) => row.id),
+      ),
+    );
     await insertRecords(db, replaced, lines);
   }
   return changed.length;
@@ -134,7 +139,9 @@ async function insertRecords(
   lines: readonly ProfileLine[],
 ): Promise<void> {
   const byName = new Map(lines.map((line) => [line.name, line]));
-  const rows = targets.flatMap(({ id, name }) => (byName.get(name)?.records ?? []).map((record) => ({ id, ...record })));
+  const rows = targets.flatMap(({ id, name }) =>
+    (byName.get(name)?.records ?? []).map((record) => ({ id, ...record })),
+  );
   if (rows.length === 0) return;
   await db.insert(records).select(
     sql`select profile_id::bigint, key::integer, type, value

@@ -10,11 +10,12 @@
  * UTF-8 byte order mark on the first line is ignored, a line that is not valid UTF-8 is bad, and
  * when a file names the same profile or namespace twice the last line wins.
  */
-import { open } from 'node:fs/promises';
+
 import { isUtf8 } from 'node:buffer';
+import { open } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/database.js';
-import { parseDataLine, type DataLine, type NamespaceLine, type ProfileLine } from './data-line.js';
+import { type DataLine, type NamespaceLine, type ProfileLine, parseDataLine } from './data-line.js';
 import { suspendForeignKeys } from './foreign-keys.js';
 import { writeBatch } from './import-writer.js';
 import { KnownNamespaces } from './known-namespaces.js';
@@ -198,7 +199,9 @@ class ImportRun {
   }
 
   private async lookUpNamespaces(db: Database, batch: readonly PendingLine[]): Promise<void> {
-    const used = batch.flatMap((entry) => ('data' in entry && entry.data.kind === 'profile' ? [entry.data.namespace] : []));
+    const used = batch.flatMap((entry) =>
+      'data' in entry && entry.data.kind === 'profile' ? [entry.data.namespace] : [],
+    );
     const unresolved = this.known.unresolved(used);
     if (unresolved.length === 0) return;
     await this.writing; // one statement at a time on the transaction's connection

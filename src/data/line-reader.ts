@@ -15,7 +15,10 @@ export async function* readLines(input: AsyncIterable<Uint8Array | string>): Asy
   // The start of a line that continues in a later chunk; a list so long lines are copied once.
   let pending: Buffer[] = [];
   for await (const chunk of input) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const bytes =
+      typeof chunk === 'string'
+        ? Buffer.from(chunk, 'utf8')
+        : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
     for (let newline = bytes.indexOf(NEWLINE, start); newline >= 0; newline = bytes.indexOf(NEWLINE, start)) {
       const piece = bytes.subarray(start, newline);

@@ -22,7 +22,8 @@ export function mulberry32(seed: number): Random {
  * any item can be generated on its own, without generating the items before it.
  */
 export function itemSeed(seed: number, index: number): number {
-  let h = (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(index >>> 0, 0x85ebca6b) ^ Math.floor(index / 4_294_967_296)) >>> 0;
+  let h =
+    (Math.imul(seed >>> 0, 0x9e3779b1) ^ Math.imul(index >>> 0, 0x85ebca6b) ^ Math.floor(index / 4_294_967_296)) >>> 0;
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
   h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
   return (h ^ (h >>> 16)) >>> 0;

@@ -6,7 +6,7 @@
 import type { Database } from '../db/database.js';
 import { namespaces, profiles } from '../db/schema.js';
 import { demoDataLines } from './demo-data.js';
-import { importLines, type ImportReport } from './importer.js';
+import { type ImportReport, importLines } from './importer.js';
 
 export async function seedDemoData(db: Database): Promise<ImportReport> {
   const report = await importLines(db, demoDataLines());

@@ -13,7 +13,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
-import { lockFolder, type FolderLock } from './folder-lock.js';
+import { type FolderLock, lockFolder } from './folder-lock.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
 import {
   boundUnsafeQueries,

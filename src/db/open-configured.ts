@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import { openDatabase, type DatabaseHandle } from './database.js';
+import { type DatabaseHandle, openDatabase } from './database.js';
 
 /** The database the configuration names, opened and migrated: what the server and the CLIs use. */
 export async function openConfiguredDatabase(config: Config): Promise<DatabaseHandle> {

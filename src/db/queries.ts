@@ -4,7 +4,7 @@
  */
 import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Database } from './database.js';
-import { namespaces, profiles, records, type RecordValue } from './schema.js';
+import { namespaces, profiles, type RecordValue, records } from './schema.js';
 
 /** The public columns of a profile. */
 export interface PublicProfile {
@@ -121,7 +121,12 @@ export async function findRecordsByProfileIds(db: Database, ids: readonly number
   const rows = await db
     // As text, parsed once here: drivers parse json themselves and Drizzle's json column would
     // parse the result again, turning the string "123" into the number 123.
-    .select({ profileId: records.profileId, key: records.key, type: records.type, json: sql<string>`${records.value}::text` })
+    .select({
+      profileId: records.profileId,
+      key: records.key,
+      type: records.type,
+      json: sql<string>`${records.value}::text`,
+    })
     .from(records)
     .where(inArray(records.profileId, [...ids]))
     .orderBy(asc(records.profileId), asc(records.key));
@@ -131,7 +136,10 @@ export async function findRecordsByProfileIds(db: Database, ids: readonly number
 /** Which of the given canonical namespaces exist (public: only the names). */
 export async function findNamespaces(db: Database, names: readonly string[]): Promise<string[]> {
   if (names.length === 0) return [];
-  const rows = await db.select({ name: namespaces.name }).from(namespaces).where(inArray(namespaces.name, [...names]));
+  const rows = await db
+    .select({ name: namespaces.name })
+    .from(namespaces)
+    .where(inArray(namespaces.name, [...names]));
   return rows.map((row) => row.name);
 }
 

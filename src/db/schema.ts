@@ -6,17 +6,7 @@
  * read paths of the API, only compared inside the owner-check query.
  */
 import { sql } from 'drizzle-orm';
-import {
-  bigint,
-  check,
-  index,
-  integer,
-  json,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-} from 'drizzle-orm/pg-core';
+import { bigint, check, index, integer, json, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /** A top-level name (the part after `@`) and the private e-mail of its owner. */
 export const namespaces = pgTable('namespaces', {

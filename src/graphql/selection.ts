@@ -1,7 +1,7 @@
 /**
  * What a field's selection asks for, so a resolver can fetch what the client wants in one go.
  */
-import { Kind, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { type FragmentDefinitionNode, type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql';
 
 /** Whether any of `fieldNames` is selected directly under the resolved field (fragments included). */
 export function selectsAnyOf(info: GraphQLResolveInfo, fieldNames: ReadonlySet<string>): boolean {

@@ -12,9 +12,9 @@ import { contextForNodeRequest, UNKNOWN_CLIENT_IP } from './node-context.js';
 import { schema } from './schema.js';
 import { yogaLogger } from './yoga-logger.js';
 
-export { schema } from './schema.js';
 export { createRequestContext } from './context.js';
 export { contextForNodeRequest } from './node-context.js';
+export { schema } from './schema.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 

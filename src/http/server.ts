@@ -34,7 +34,10 @@ export async function listen(app: App, port: number, host: string): Promise<Runn
       app.operations.beginShutdown();
       const drained = await closeServer(server, app.config.shutdownTimeoutMs);
       if (!drained) {
-        app.logger.warn({ timeoutMs: app.config.shutdownTimeoutMs }, 'shutdown timeout: unfinished requests were cut off');
+        app.logger.warn(
+          { timeoutMs: app.config.shutdownTimeoutMs },
+          'shutdown timeout: unfinished requests were cut off',
+        );
       }
       await app.close();
     },

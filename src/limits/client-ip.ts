@@ -8,7 +8,7 @@
  * were written by the client and are never used.
  */
 import type { IncomingMessage } from 'node:http';
-import { SocketAddress, isIP } from 'node:net';
+import { isIP, SocketAddress } from 'node:net';
 
 /** Used when the socket has already lost its peer address (a client that hung up). */
 export const UNKNOWN_CLIENT = 'unknown';

@@ -27,9 +27,7 @@ function expandIpv6(address: string): string[] {
   const withoutZone = address.replace(/%.*$/, '');
   const [head = '', tail] = withoutZone.split('::');
   const groupsOf = (part: string): string[] =>
-    part === ''
-      ? []
-      : part.split(':').flatMap((group) => (group.includes('.') ? ipv4AsGroups(group) : [group]));
+    part === '' ? [] : part.split(':').flatMap((group) => (group.includes('.') ? ipv4AsGroups(group) : [group]));
   const headGroups = groupsOf(head);
   const tailGroups = tail === undefined ? [] : groupsOf(tail);
   const zeros = Array<string>(Math.max(0, IPV6_GROUPS - headGroups.length - tailGroups.length)).fill('0');

@@ -47,7 +47,10 @@ export function requestBodyLimitPlugin(limitBytes: number = MAX_REQUEST_BODY_BYT
 }
 
 /** The whole stream, or undefined (and the stream cancelled) once it exceeds `limitBytes`. */
-async function readAtMost(stream: ReadableStream<Uint8Array>, limitBytes: number): Promise<Uint8Array<ArrayBuffer> | undefined> {
+async function readAtMost(
+  stream: ReadableStream<Uint8Array>,
+  limitBytes: number,
+): Promise<Uint8Array<ArrayBuffer> | undefined> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

@@ -5,8 +5,8 @@
  * signal on and waits for every worker to drain.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { openConfiguredDatabase } from '../db/open-configured.js';
 import type { Config } from '../config/config.js';
+import { openConfiguredDatabase } from '../db/open-configured.js';
 import { serveClusterMetrics } from './cluster-metrics.js';
 import type { Logger } from './logger.js';
 

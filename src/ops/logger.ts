@@ -18,7 +18,10 @@ const PRIVATE_FIELDS = ['ownerEmail', 'creatorEmail', 'owner_email', 'creator_em
 const REDACTED_PATHS = PRIVATE_FIELDS.flatMap((field) => [field, `*.${field}`]);
 
 /** The pretty printer is for a developer watching a terminal, never for log collectors. */
-export function wantsPrettyLogs(env: NodeJS.ProcessEnv = process.env, stdout: { isTTY?: boolean } = process.stdout): boolean {
+export function wantsPrettyLogs(
+  env: NodeJS.ProcessEnv = process.env,
+  stdout: { isTTY?: boolean } = process.stdout,
+): boolean {
   return stdout.isTTY === true && env.NODE_ENV === 'development';
 }
 

@@ -3,7 +3,7 @@
  * apps in one process); the process-wide default metrics (CPU, memory, event loop, GC) live in
  * one shared registry and are shown with every app's.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DatabaseHandle, DatabaseStats } from '../db/database.js';
 
 /** Seconds; from a cache hit to a request that waited for a database timeout. */

@@ -3,10 +3,11 @@
  * the database answers within a short bound and holds every committed migration, and it stops
  * being ready as soon as shutdown begins, so the balancer drains it before it goes away.
  */
-import { bigint, pgSchema } from 'drizzle-orm/pg-core';
+
 import { max } from 'drizzle-orm';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
-import { MIGRATIONS_FOLDER, type DatabaseHandle } from '../db/database.js';
+import { bigint, pgSchema } from 'drizzle-orm/pg-core';
+import { type DatabaseHandle, MIGRATIONS_FOLDER } from '../db/database.js';
 import { describeDatabaseError } from '../db/errors.js';
 import type { Logger } from './logger.js';
 

@@ -7,7 +7,7 @@
  */
 import type { HTTPMethod } from 'find-my-way';
 import Router from 'find-my-way';
-import { MAX_PARAM_LENGTH, type AppRouter } from '../http/router.js';
+import { type AppRouter, MAX_PARAM_LENGTH } from '../http/router.js';
 
 /** The label of a request that matched no route (404s of every kind). */
 export const UNMATCHED_ROUTE = 'unmatched';

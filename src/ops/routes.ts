@@ -4,8 +4,8 @@
  * `/metrics` (Prometheus text).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AppRouter } from '../http/router.js';
 import { sendJson } from '../http/respond.js';
+import type { AppRouter } from '../http/router.js';
 import type { Logger } from './logger.js';
 import type { Readiness } from './readiness.js';
 
@@ -42,10 +42,16 @@ async function answerReadiness(req: IncomingMessage, res: ServerResponse, readin
   if (result.ready) {
     sendJson(req, res, 200, { status: 'ok' }, NO_STORE);
   } else {
-    sendJson(req, res, 503, { status: 'unavailable', reason: result.reason }, {
-      ...NO_STORE,
-      'Retry-After': String(NOT_READY_RETRY_AFTER_SECONDS),
-    });
+    sendJson(
+      req,
+      res,
+      503,
+      { status: 'unavailable', reason: result.reason },
+      {
+        ...NO_STORE,
+        'Retry-After': String(NOT_READY_RETRY_AFTER_SECONDS),
+      },
+    );
   }
 }
 

@@ -15,7 +15,16 @@ export type StringRecordType = (typeof STRING_RECORD_TYPES)[number];
 export type MapRecordType = (typeof MAP_RECORD_TYPES)[number];
 
 /** Keys of `social` records that the specification lists (usable to pick icons). */
-export const SOCIAL_KEYS = ['tiktok', 'discord', 'twitter', 'youtube', 'facebook', 'linkedin', 'telegram', 'instagram'] as const;
+export const SOCIAL_KEYS = [
+  'tiktok',
+  'discord',
+  'twitter',
+  'youtube',
+  'facebook',
+  'linkedin',
+  'telegram',
+  'instagram',
+] as const;
 
 /** Keys of `crypto` records that the specification lists. */
 export const CRYPTO_KEYS = ['btc', 'eth', 'sol'] as const;

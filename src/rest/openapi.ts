@@ -42,7 +42,10 @@ export function openApiDocument(): Record<string, unknown> {
               content: { 'application/json': { schema: { $ref: '#/components/schemas/OwnerCheckResult' } } },
             },
             '400': errorBody('Both email and name parameters are required'),
-            '429': { ...errorBody('Too many requests, retry in 42 seconds'), headers: { ...rateLimitHeaders, ...retryAfter } },
+            '429': {
+              ...errorBody('Too many requests, retry in 42 seconds'),
+              headers: { ...rateLimitHeaders, ...retryAfter },
+            },
             '500': errorBody('Internal server error'),
             '503': { ...errorBody('Service unavailable'), headers: retryAfter },
           },
@@ -75,7 +78,10 @@ export function openApiDocument(): Record<string, unknown> {
             '400': errorBody(INVALID_NAME_MESSAGE),
             '404': errorBody('Profile not found'),
             '405': errorBody('Method not allowed'),
-            '429': { ...errorBody('Too many requests, retry in 42 seconds'), headers: { ...rateLimitHeaders, ...retryAfter } },
+            '429': {
+              ...errorBody('Too many requests, retry in 42 seconds'),
+              headers: { ...rateLimitHeaders, ...retryAfter },
+            },
             '500': errorBody('Internal server error'),
             '503': { ...errorBody('Service unavailable'), headers: retryAfter },
           },

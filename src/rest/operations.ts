@@ -5,7 +5,7 @@
  * paths are the hot path, and graphql-jit turns a fixed operation into a function that runs the
  * same resolvers without re-walking the document for every request.
  */
-import { parse, validate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { type ExecutionResult, type GraphQLSchema, parse, validate } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 
 const PROFILE_OPERATION = /* GraphQL */ `
@@ -34,7 +34,10 @@ const OWNER_CHECK_OPERATION = /* GraphQL */ `
 `;
 
 /** A fixed operation, ready to run with a request's context and variables. */
-export type RestOperation<Data> = (context: unknown, variables: Record<string, unknown>) => Promise<ExecutionResult<Data>>;
+export type RestOperation<Data> = (
+  context: unknown,
+  variables: Record<string, unknown>,
+) => Promise<ExecutionResult<Data>>;
 
 export interface RestOperations {
   profile: RestOperation<ProfileData>;

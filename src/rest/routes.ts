@@ -11,7 +11,7 @@ import { sendError, sendJson } from '../http/respond.js';
 import type { AppRouter } from '../http/router.js';
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
-import { restErrorOf, type RestError } from './errors.js';
+import { type RestError, restErrorOf } from './errors.js';
 import { etagOf, matchesIfNoneMatch } from './http-caching.js';
 import { openApiDocument } from './openapi.js';
 import { prepareRestOperations, type RestOperations } from './operations.js';
@@ -143,7 +143,10 @@ function sendRestError(
 ): void {
   if (error.status >= 500) {
     const [first] = result.errors ?? [];
-    deps.logger.error({ status: error.status, path: first?.path, reason: first?.originalError?.name ?? first?.message }, 'REST request failed');
+    deps.logger.error(
+      { status: error.status, path: first?.path, reason: first?.originalError?.name ?? first?.message },
+      'REST request failed',
+    );
   }
   const retryAfter = error.retryAfterSeconds === undefined ? {} : { 'Retry-After': error.retryAfterSeconds };
   sendError(req, res, error.status, error.message, { ...headers, ...retryAfter });
@@ -161,7 +164,12 @@ function preflight(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /** Runs a handler; anything it throws becomes a 500 without details, logged once. */
-async function answer(req: IncomingMessage, res: ServerResponse, logger: Logger, handler: () => Promise<void>): Promise<void> {
+async function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  logger: Logger,
+  handler: () => Promise<void>,
+): Promise<void> {
   try {
     await handler();
   } catch (error) {

@@ -2,7 +2,7 @@
  * The service in the test process: an App on a test database, listening on a free loopback port.
  * Suites that need a real socket but no separate process use it.
  */
-import { createApp, type App } from '../../src/app.js';
+import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import { listen, type RunningServer } from '../../src/http/server.js';

@@ -31,5 +31,6 @@ export const CONTRACT_EXAMPLE = `{
 }`;
 
 /** The example's records, by key. */
-export const CONTRACT_EXAMPLE_RECORDS = (JSON.parse(CONTRACT_EXAMPLE) as { records: Record<string, { type: string; value: RecordValue }> })
-  .records;
+export const CONTRACT_EXAMPLE_RECORDS = (
+  JSON.parse(CONTRACT_EXAMPLE) as { records: Record<string, { type: string; value: RecordValue }> }
+).records;

@@ -4,9 +4,9 @@
  */
 import { PassThrough } from 'node:stream';
 import { asc, sql } from 'drizzle-orm';
+import { type ExportOptions, exportDatabase } from '../../src/data/exporter.js';
 import type { Database } from '../../src/db/database.js';
 import { namespaces, profiles, records } from '../../src/db/schema.js';
-import { exportDatabase, type ExportOptions } from '../../src/data/exporter.js';
 
 /** Every row of every table, with record values as stored text (so map order counts). */
 export async function snapshotDatabase(db: Database) {
@@ -14,7 +14,12 @@ export async function snapshotDatabase(db: Database) {
     namespaces: await db.select().from(namespaces).orderBy(asc(namespaces.name)),
     profiles: await db.select().from(profiles).orderBy(asc(profiles.id)),
     records: await db
-      .select({ profileId: records.profileId, key: records.key, type: records.type, value: sql<string>`${records.value}::text` })
+      .select({
+        profileId: records.profileId,
+        key: records.key,
+        type: records.type,
+        value: sql<string>`${records.value}::text`,
+      })
       .from(records)
       .orderBy(asc(records.profileId), asc(records.key)),
   };

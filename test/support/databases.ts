@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll } from 'vitest';
-import { openDatabase, type DatabaseHandle, type DatabaseOptions } from '../../src/db/database.js';
+import { type DatabaseHandle, type DatabaseOptions, openDatabase } from '../../src/db/database.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 

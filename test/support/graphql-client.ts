@@ -57,4 +57,5 @@ export class StatementLog implements DrizzleLogger {
 }
 
 /** The `extensions.code` of every error, in order. */
-export const errorCodes = (body: GraphQLBody<unknown>): unknown[] => (body.errors ?? []).map((error) => error.extensions?.code);
+export const errorCodes = (body: GraphQLBody<unknown>): unknown[] =>
+  (body.errors ?? []).map((error) => error.extensions?.code);

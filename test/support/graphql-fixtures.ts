@@ -6,12 +6,13 @@
  * value shape, empty values, non-ASCII names and known private e-mails (which no response may
  * contain, except an owner check echoing what the client itself sent).
  */
+
+import type { ProfileObject } from '../../src/data/data-line.js';
 import type { Database } from '../../src/db/database.js';
-import { namespaces, profiles, records, type RecordValue } from '../../src/db/schema.js';
+import { namespaces, profiles, type RecordValue, records } from '../../src/db/schema.js';
 import { parseNameId } from '../../src/names/name-id.js';
 import { contentHash } from '../../src/profiles/content-hash.js';
 import { CONTRACT_EXAMPLE_RECORDS } from './contract-example.js';
-import type { ProfileObject } from '../../src/data/data-line.js';
 
 export const PRIVATE_EMAILS = {
   meOwner: 'owner.me@private.example',

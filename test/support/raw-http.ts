@@ -3,7 +3,7 @@
  * re-encodes characters), so suites that send hostile paths use node:http instead, through one
  * keep-alive agent per client.
  */
-import { Agent, request, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import { Agent, type IncomingHttpHeaders, type OutgoingHttpHeaders, request } from 'node:http';
 
 export interface RawResponse {
   status: number;
@@ -34,15 +34,24 @@ export function rawClient(baseUrl: string, timeoutMs = 10_000): RawClient {
         // Node sends no Content-Length for a DELETE or OPTIONS body by itself; without one the
         // server would read the body as the start of the next request on the connection.
         const framing = body === undefined ? {} : { 'content-length': Buffer.byteLength(body) };
-        const req = request({ host: hostname, port: Number(port), path, method, headers: { ...framing, ...headers }, agent }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('error', reject);
-          res.on('end', () =>
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
-          );
-        });
-        req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer to ${method} ${path.slice(0, 200)} within ${timeoutMs} ms`)));
+        const req = request(
+          { host: hostname, port: Number(port), path, method, headers: { ...framing, ...headers }, agent },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('error', reject);
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode ?? 0,
+                headers: res.headers,
+                text: Buffer.concat(chunks).toString('utf8'),
+              }),
+            );
+          },
+        );
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(new Error(`no answer to ${method} ${path.slice(0, 200)} within ${timeoutMs} ms`)),
+        );
         req.on('error', reject);
         req.end(body);
       });

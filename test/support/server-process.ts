@@ -7,7 +7,7 @@
  * wrapper processes in between), so a signal sent to `pid` reaches the service itself and
  * `exited` reports the service's own exit code.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -145,7 +145,8 @@ export function spawnServerProcess(options: StartOptions = {}): SpawnedProcess {
     });
   });
 
-  const describe = () => `exit: ${child.exitCode ?? child.signalCode ?? 'running'}\nstderr:\n${stderr}\nlogs:\n${logs.map((l) => JSON.stringify(l)).join('\n')}`;
+  const describe = () =>
+    `exit: ${child.exitCode ?? child.signalCode ?? 'running'}\nstderr:\n${stderr}\nlogs:\n${logs.map((l) => JSON.stringify(l)).join('\n')}`;
 
   const waitForLog = (matches: (line: LogLine) => boolean, timeoutMs = 15_000): Promise<LogLine> => {
     const seen = logs.find(matches);

@@ -88,16 +88,22 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
       },
       open() {
         if (pipe.upstream !== null || client.destroyed) return;
-        const upstream = net.connect(target.port, target.host); 
+        const upstream = net.connect(target.port, target.host);
         pipe.upstream = upstream;
-        upstream.on('data', forwarder(() => client));
+        upstream.on(
+          'data',
+          forwarder(() => client),
+        );
         upstream.on('error', () => pipe.destroy());
         upstream.on('close', () => pipe.destroy());
         client.resume();
       },
     };
     client.pause();
-    client.on('data', forwarder(() => pipe.upstream));
+    client.on(
+      'data',
+      forwarder(() => pipe.upstream),
+    );
     client.on('error', () => pipe.destroy());
     client.on('close', () => pipe.destroy());
     return pipe;

@@ -2,7 +2,7 @@
  * A Redis server of the test's own, on a free port, that the test may stop and start again:
  * the shared Redis (TEST_REDIS_URL) must never be stopped by a test.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 
 export interface ThrowawayRedis {

@@ -1,8 +1,8 @@
 import { INVALID_NAME_MESSAGE, parseNameId } from '../../names/name-id.js';
 import { builder } from '../builder.js';
 import { badUserInputError } from '../errors.js';
-import { consumeBudget } from '../rate-limit.js';
 import { profileLoaderFor } from '../profile-loader.js';
+import { consumeBudget } from '../rate-limit.js';
 import { ProfileRef } from '../types/profile.js';
 
 builder.queryField('profile', (t) =>

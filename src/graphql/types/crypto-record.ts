@@ -13,7 +13,11 @@ export const CryptoRecordRef = builder.objectRef<ProfileRecord>('CryptoRecord').
     ...Object.fromEntries(
       CRYPTO_KEYS.map((currency) => [
         currency,
-        t.string({ nullable: true, description: `The ${currency} address, or null.`, resolve: (record) => entryOf(record.value, currency) }),
+        t.string({
+          nullable: true,
+          description: `The ${currency} address, or null.`,
+          resolve: (record) => entryOf(record.value, currency),
+        }),
       ]),
     ),
   }),

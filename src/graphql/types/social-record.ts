@@ -13,7 +13,11 @@ export const SocialRecordRef = builder.objectRef<ProfileRecord>('SocialRecord').
     ...Object.fromEntries(
       SOCIAL_KEYS.map((network) => [
         network,
-        t.string({ nullable: true, description: `The ${network} handle, or null.`, resolve: (record) => entryOf(record.value, network) }),
+        t.string({
+          nullable: true,
+          description: `The ${network} handle, or null.`,
+          resolve: (record) => entryOf(record.value, network),
+        }),
       ]),
     ),
   }),
