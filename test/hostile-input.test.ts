@@ -89,6 +89,7 @@ const FRAGMENTS = [
   '%FF',
   '<script>alert(1)</script>',
   '"><img src=x onerror=alert(1)>',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a log4j-style probe, sent as it is
   '${jndi:ldap://x}',
   '{{7*7}}',
   '\u202E',

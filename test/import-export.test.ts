@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
 import { type ImportOptions, importLines, importStream } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';

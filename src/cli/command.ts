@@ -28,7 +28,7 @@ export function parseArguments<T extends ParseArgsConfig>(config: T): ReturnType
  * Runs a command and sets the exit code. The process then ends by itself once the command has
  * closed what it opened, so output to a pipe is never cut short by process.exit.
  */
-export function runCommand(usage: string, main: () => Promise<number | void>): void {
+export function runCommand(usage: string, main: () => Promise<number | undefined>): void {
   main().then(
     (code) => {
       process.exitCode = code ?? 0;

@@ -61,8 +61,9 @@ function readArguments(): { path: string; bulk: boolean } {
     allowPositionals: true,
     strict: true,
   });
-  if (positionals.length !== 1) throw new UsageError('Name exactly one file to import.');
-  return { path: positionals[0]!, bulk: values.bulk };
+  const [path] = positionals;
+  if (path === undefined || positionals.length !== 1) throw new UsageError('Name exactly one file to import.');
+  return { path, bulk: values.bulk };
 }
 
 async function openReadable(path: string): Promise<FileHandle> {

@@ -64,9 +64,10 @@ async function* namespacePages(db: Database, pageSize: number): AsyncGenerator<D
       .where(after === undefined ? undefined : gt(namespaces.name, after))
       .orderBy(asc(namespaces.name))
       .limit(pageSize);
-    if (rows.length === 0) return;
+    const last = rows.at(-1);
+    if (last === undefined) return;
     yield rows.map((row) => ({ kind: 'namespace', ...row }));
-    after = rows[rows.length - 1]!.name;
+    after = last.name;
   }
 }
 
@@ -88,10 +89,12 @@ async function* profilePages(db: Database, pageSize: number): AsyncGenerator<Dat
       .where(gt(profiles.id, after))
       .orderBy(asc(profiles.id))
       .limit(pageSize);
-    if (rows.length === 0) return;
-    const last = rows[rows.length - 1]!.id;
+    const first = rows[0];
+    const lastRow = rows.at(-1);
+    if (first === undefined || lastRow === undefined) return;
+    const last = lastRow.id;
     const recordsByProfile = new Map<number, DataRecord[]>();
-    for (const { profileId, key, type, value } of await recordsOf(db, rows[0]!.id, last)) {
+    for (const { profileId, key, type, value } of await recordsOf(db, first.id, last)) {
       const list = recordsByProfile.get(profileId) ?? [];
       if (list.length === 0) recordsByProfile.set(profileId, list);
       list.push({ key, type, value: JSON.parse(value) as RecordValue });

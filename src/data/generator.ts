@@ -239,25 +239,27 @@ function records(random: Random, first: string, index: number): GeneratedRecords
   add(3, 'website', text(`https://${index}.sites.example.org`, 0.4));
   add(4, 'phone', text(phones(random), 0.4));
   add(5, 'tg_bot', text(`@bot_${index}`, 0.2));
-  add(6, 'social', chance(random, 0.6) ? map(random, SOCIAL_KEYS, 0, 5, (key) => `${handle}_${key}`) : null);
+  add(6, 'social', chance(random, 0.6) ? stringMap(random, SOCIAL_KEYS, 0, 5, (key) => `${handle}_${key}`) : null);
   add(
     7,
     'link',
     chance(random, 0.4)
-      ? map(random, LINK_LABELS, 0, 4, (label) => `https://${index}.example.org/${label.toLowerCase()}`)
+      ? stringMap(random, LINK_LABELS, 0, 4, (label) => `https://${index}.example.org/${label.toLowerCase()}`)
       : null,
   );
   add(8, 'crypto', chance(random, 0.3) ? cryptoWallets(random) : null);
   add(
     9,
     'notes',
-    chance(random, 0.3) ? map(random, NOTE_LABELS, 1, 3, () => pick(random, NON_ASCII_PHRASES.concat(WORDS))) : null,
+    chance(random, 0.3)
+      ? stringMap(random, NOTE_LABELS, 1, 3, () => pick(random, NON_ASCII_PHRASES.concat(WORDS)))
+      : null,
   );
   add(
     20,
     'img',
     chance(random, 0.25)
-      ? map(random, IMAGE_LABELS, 1, 3, (label) => `https://img.example.org/${index}/${label}.png`)
+      ? stringMap(random, IMAGE_LABELS, 1, 3, (label) => `https://img.example.org/${index}/${label}.png`)
       : null,
   );
   add(50, 'web_url', text(`https://profiles.example.org/${index}`, 0.8));
@@ -282,18 +284,18 @@ function cryptoWallets(random: Random): Record<string, string> {
 }
 
 /** An object of `min` to `max` distinct keys from `keys`, in random order. */
-function map(
+function stringMap(
   random: Random,
   keys: readonly string[],
   min: number,
   max: number,
-  valueOf: (key: string) => string,
+  valueFor: (key: string) => string,
 ): Record<string, string> {
   const remaining = [...keys];
   const result: Record<string, string> = {};
   for (let count = randomInt(random, min, Math.min(max, keys.length)); count > 0; count -= 1) {
     const [key] = remaining.splice(Math.floor(random() * remaining.length), 1);
-    result[key!] = valueOf(key!);
+    if (key !== undefined) result[key] = valueFor(key);
   }
   return result;
 }

@@ -34,7 +34,9 @@ export function randomInt(random: Random, min: number, max: number): number {
 }
 
 export function pick<T>(random: Random, items: readonly T[]): T {
-  return items[Math.floor(random() * items.length)]!;
+  const item = items[Math.floor(random() * items.length)];
+  if (item === undefined) throw new RangeError('pick needs at least one item');
+  return item;
 }
 
 export function chance(random: Random, probability: number): boolean {

@@ -29,6 +29,8 @@ function setSelects(
         visited.add(name);
         return setSelects(fragment.selectionSet, fieldNames, fragments, visited);
       }
+      default:
+        return false;
     }
   });
 }
