@@ -1,26 +1,35 @@
 /**
- * Composition root: opens the database, builds every part of the service from the configuration
- * and wires their routes into one request handler. Tests build an App the same way `main` does.
+ * Composition root: opens the database, builds every part of the service from the
+ * configuration and wires their routes into one request handler. Tests build an App the same
+ * way `main` does.
+ *
+ * A request goes: router (src/http) → REST handler (src/rest) or Yoga and the resolvers
+ * (src/graphql) → the profiles service (src/service) → the request's loaders (src/loaders) →
+ * the queries (src/db).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Config } from './config/config.js';
+import type { ChangeFeed } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
-import type { GraphQLServices } from './graphql/context.js';
-import { contextForNodeRequest, createGraphQLServer, GRAPHQL_ENDPOINT, schema } from './graphql/yoga.js';
+import { createGraphQLServer, GRAPHQL_ENDPOINT } from './graphql/yoga.js';
+import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
-import { createRouter } from './http/router.js';
+import { Router } from './http/router.js';
 import { createRateLimits } from './limits/create-rate-limits.js';
 import type { Logger } from './ops/logger.js';
 import { createOperations, type Operations } from './ops/operations.js';
-import { answerBadApiUrl, registerRestRoutes } from './rest/routes.js';
+import { UNMATCHED_ROUTE } from './ops/request-log.js';
+import { answerUndecodableApiUrl, registerRestRoutes } from './rest/routes.js';
+import { ProfileCache } from './service/profile-cache.js';
+import { createProfilesService, type ProfilesService } from './service/profiles-service.js';
 
 export interface App {
   config: Config;
   database: DatabaseHandle;
   logger: Logger;
-  /** What every request shares: database, rate limits, logger, configuration. */
-  services: GraphQLServices;
+  profiles: ProfilesService;
+  cache: ProfileCache;
   /** Health, readiness, metrics, request logs, and the shutdown switch. */
   operations: Operations;
   handle(req: IncomingMessage, res: ServerResponse): void;
@@ -34,37 +43,62 @@ export interface AppOptions {
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const database = options.database ?? (await openConfiguredDatabase(config));
-  const router = createRouter({ answerBadUrl: answerBadApiUrl });
-  // Before any route: it learns the route patterns for the request logs and metrics.
-  const operations = createOperations({ router, database, logger });
+  const { cache, feed } = await startProfileCache(config, database, logger);
+  const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
   const limits = operations.countRateLimitRejections(createRateLimits(config, logger));
-  const services: GraphQLServices = { db: database.db, limits, logger, config };
-  const graphql = createGraphQLServer(services, { plugins: [operations.graphqlPlugin] });
-  router.on(['GET', 'POST', 'OPTIONS'], GRAPHQL_ENDPOINT, (req, res) => {
-    // Yoga's Node listener answers on `res` itself and hands `{ req, res }` to the context factory.
-    void graphql.requestListener(req, res);
-  });
-  registerRestRoutes(router, {
-    schema,
-    config,
-    logger,
-    contextFor: (req, res) => contextForNodeRequest(services, req, res),
-  });
+  const profiles = createProfilesService({ database, limits, cache, logger });
+
+  const router = new Router({ onBadUrl: answerUndecodableApiUrl });
+  operations.registerRoutes(router);
+  registerRestRoutes(router, { profiles, config, logger });
+  const graphql = createGraphQLServer({ profiles, config, logger, plugins: [operations.graphqlPlugin] });
+  // Yoga's Node listener answers on `res` itself and hands `{ req, res }` to the context factory.
+  router.on(['GET', 'POST'], GRAPHQL_ENDPOINT, (req, res) => void graphql.requestListener(req, res), { cors: true });
 
   return {
     config,
     database,
     logger,
-    services,
+    profiles,
+    cache,
     operations,
     handle(req, res) {
       res.setHeader('X-Request-Id', requestIdOf(req));
-      operations.observe(req, res);
-      router.lookup(req, res);
+      const match = router.match(req, res);
+      if (match.route?.cors === true) applyCors(res);
+      operations.observe(req, res, match.route?.pattern ?? UNMATCHED_ROUTE);
+      match.answer();
     },
     async close() {
+      await feed?.close();
       await limits.close();
       if (options.database === undefined) await database.close();
     },
   };
+}
+
+/**
+ * The profile cache and the change feed that keeps it fresh. While the feed is not live the
+ * cache neither answers nor fills; every transition empties it, as changes may have been missed.
+ */
+async function startProfileCache(
+  config: Config,
+  database: DatabaseHandle,
+  logger: Logger,
+): Promise<{ cache: ProfileCache; feed: ChangeFeed | undefined }> {
+  let feed: ChangeFeed | undefined;
+  const cache = new ProfileCache(config.profileCacheSize, () => feed?.live === true);
+  if (config.profileCacheSize === 0) return { cache, feed };
+  feed = await database.listenForChanges({
+    onChange: (change) => (change.kind === 'everything' ? cache.clear() : cache.evict(change.names)),
+    onLive: () => {
+      cache.clear();
+      logger.info('profile cache answering: change notifications are heard');
+    },
+    onLost: (reason) => {
+      cache.clear();
+      logger.warn({ reason }, 'profile cache bypassed until change notifications are heard again');
+    },
+  });
+  return { cache, feed };
 }

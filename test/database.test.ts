@@ -1,13 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import {
-  findProfilesByNames,
-  findProfilesWithRecordsByNames,
-  findRecordsByProfileIds,
-  isOwnerOrCreator,
-} from '../src/db/queries.js';
+import type { Database } from '../src/db/database.js';
+import { findProfilesByNames, isOwnerOrCreator } from '../src/db/queries.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';
+import { Profile } from '../src/profiles/profile.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';
+
+/** The records of a profile as the service reads them. */
+async function recordsOf(db: Database, name: string) {
+  return (await findProfilesByNames(db, [name])).flatMap((row) => new Profile(row).records);
+}
 
 describe.each(databaseKinds())('database on %s', (kind) => {
   const database = useTestDatabase(kind);
@@ -50,9 +52,7 @@ describe.each(databaseKinds())('database on %s', (kind) => {
     ).rejects.toThrow();
 
     expect(await findProfilesByNames(db, ['a@cascade', 'missing@cascade'])).toHaveLength(1);
-    expect(await findRecordsByProfileIds(db, [row!.id])).toEqual([
-      { profileId: row!.id, key: 3, type: 'name', value: 'A' },
-    ]);
+    expect(await recordsOf(db, 'a@cascade')).toEqual([{ key: 3, type: 'name', value: 'A' }]);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'owner@example.com')).toBe(true);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'maker@example.com')).toBe(true);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'nobody@example.com')).toBe(false);
@@ -60,7 +60,7 @@ describe.each(databaseKinds())('database on %s', (kind) => {
 
     await db.delete(namespaces).where(sql`${namespaces.name} = 'cascade'`);
     expect(await findProfilesByNames(db, ['a@cascade'])).toHaveLength(0);
-    expect(await findRecordsByProfileIds(db, [row!.id])).toHaveLength(0);
+    expect(await recordsOf(db, 'a@cascade')).toHaveLength(0);
   });
 
   it('keeps the key order of map values as written', async () => {
@@ -72,7 +72,7 @@ describe.each(databaseKinds())('database on %s', (kind) => {
       .returning({ id: profiles.id });
     const social = { twitter: 'demo', discord: 'demo#0001', instagram: 'demo.pics' };
     await db.insert(records).values({ profileId: row!.id, key: 6, type: 'social', value: social });
-    const [stored] = await findRecordsByProfileIds(db, [row!.id]);
+    const [stored] = await recordsOf(db, 'o@order');
     expect(Object.keys(stored!.value as object)).toEqual(['twitter', 'discord', 'instagram']);
   });
 
@@ -93,8 +93,6 @@ describe.each(databaseKinds())('database on %s', (kind) => {
     await db
       .insert(records)
       .values(values.map((value, key) => ({ profileId: row!.id, key, type: 'notes_raw', value })));
-    expect((await findRecordsByProfileIds(db, [row!.id])).map((record) => record.value)).toEqual(values);
-    const [withRecords] = await findProfilesWithRecordsByNames(db, ['s@strings']);
-    expect(withRecords!.records.map((record) => record.value)).toEqual(values);
+    expect((await recordsOf(db, 's@strings')).map((record) => record.value)).toEqual(values);
   });
 });

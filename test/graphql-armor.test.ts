@@ -7,18 +7,14 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.js';
 import type { DatabaseHandle } from '../src/db/database.js';
-import type { GraphQLServices } from '../src/graphql/context.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql-example.js';
-import { createGraphQLServer } from '../src/graphql/yoga.js';
-import { createRateLimits } from '../src/limits/create-rate-limits.js';
 import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_DIRECTIVES, MAX_TOKENS } from '../src/limits/graphql-armor.js';
 import { MAX_REQUEST_BODY_BYTES, requestBodyTooLargeMessage } from '../src/limits/request-body-limit.js';
-import { createLogger } from '../src/ops/logger.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { errorCodes, type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
 import { bulkName, insertGraphQLFixtures } from './support/graphql-fixtures.js';
+import { type InProcessService, serviceOn } from './support/graphql-server.js';
 
 /**
  * The deepest selection a real client sends (README), for one `profiles` field. The two `value`
@@ -47,16 +43,14 @@ const repeat = (count: number, make: (i: number) => string) =>
 describe('GraphQL query limits', () => {
   let testDb: TestDatabase;
   let handle: DatabaseHandle;
-  const logger = createLogger('silent', { pretty: false });
   const servers: Server[] = [];
-  const services: GraphQLServices[] = [];
+  const services: InProcessService[] = [];
 
   /** `/graphql` on a port of its own, configured like `npm start` with `env`. */
   async function serve(env: Record<string, string>): Promise<string> {
-    const config = loadConfig({ PROFILE_LIMIT: '0', ...env });
-    const serviceSet = { db: handle.db, limits: createRateLimits(config, logger), logger, config };
-    services.push(serviceSet);
-    const yoga = createGraphQLServer(serviceSet);
+    const service = serviceOn(handle, { PROFILE_LIMIT: '0', ...env });
+    services.push(service);
+    const { yoga } = service;
     // Yoga's request listener: it writes the answer and hands Yoga `{ req, res }` as server context.
     const server = createServer(yoga);
     servers.push(server);
@@ -78,7 +72,7 @@ describe('GraphQL query limits', () => {
 
   afterAll(async () => {
     await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-    await Promise.all(services.map((s) => s.limits.close()));
+    await Promise.all(services.map((service) => service.close()));
     await handle?.close();
     await testDb?.drop();
   });

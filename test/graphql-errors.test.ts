@@ -5,11 +5,9 @@
  */
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config/config.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
-import { createGraphQLServer } from '../src/graphql/yoga.js';
-import { createRateLimits } from '../src/limits/create-rate-limits.js';
 import { type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
+import { type InProcessService, serviceOn } from './support/graphql-server.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
 
 const SECRET_EMAIL = 'secret.probe@private.example';
@@ -24,20 +22,17 @@ async function deadPort(): Promise<number> {
 }
 
 const opened: DatabaseHandle[] = [];
+const services: InProcessService[] = [];
 afterEach(async () => {
+  await Promise.all(services.splice(0).map((service) => service.close()));
   await Promise.all(opened.splice(0).map((handle) => handle.close()));
 });
 
 function clientOn(database: DatabaseHandle, log: CapturedLog, nodeEnv: 'production' | 'test') {
-  const config = loadConfig({ NODE_ENV: nodeEnv });
-  const yoga = createGraphQLServer({
-    db: database.db,
-    config,
-    logger: log.logger,
-    limits: createRateLimits(config, log.logger),
-  });
+  const service = serviceOn(database, { NODE_ENV: nodeEnv }, log.logger);
+  services.push(service);
   return (query: string): Promise<GraphQLAnswer> =>
-    postGraphQL(yoga.fetch as typeof fetch, 'http://localhost/graphql', query);
+    postGraphQL(service.yoga.fetch as typeof fetch, 'http://localhost/graphql', query);
 }
 
 /** A query per loader, and the data left when its field fails (`profiles` is the non-null one). */

@@ -120,8 +120,8 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
     });
   });
 
-  it('answers CORS preflight requests', async () => {
-    const response = await fetch(endpoint, {
+  it('answers CORS preflights and answers with the one CORS policy of /api (any origin, no credentials)', async () => {
+    const preflight = await fetch(endpoint, {
       method: 'OPTIONS',
       headers: {
         origin: 'https://app.example',
@@ -129,9 +129,29 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
         'access-control-request-headers': 'content-type',
       },
     });
-    expect(response.status).toBeLessThan(300);
-    expect(response.headers.get('access-control-allow-origin')).toBe('https://app.example');
-    expect(response.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST');
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+    expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
+
+    const restPreflight = await fetch(endpoint.replace('/graphql', '/api/demo@me'), {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+    });
+    expect(restPreflight.headers.get('access-control-allow-headers')).toBe(
+      preflight.headers.get('access-control-allow-headers'),
+    );
+
+    const answer = await fetch(`${endpoint}?query=%7B__typename%7D`, { headers: { origin: 'https://app.example' } });
+    const rest = await fetch(endpoint.replace('/graphql', '/api/demo@me'), {
+      headers: { origin: 'https://app.example' },
+    });
+    for (const response of [answer, rest]) {
+      expect(response.headers.get('access-control-allow-origin')).toBe('*');
+      expect(response.headers.get('access-control-allow-credentials')).toBeNull();
+    }
+    expect(answer.headers.get('access-control-expose-headers')).toBe(rest.headers.get('access-control-expose-headers'));
   });
 
   it('carries the request id: the client’s when sane, a new one otherwise', async () => {

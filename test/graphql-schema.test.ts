@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { recordVariant } from '../src/graphql/record-variant.js';
+import { recordVariant } from '../src/graphql/types/records.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -2,6 +2,8 @@
  * Operations endpoints and request logs of one App, in process: health, readiness, metrics,
  * one log line per request without private data, and the route patterns that name requests.
  */
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import os from 'node:os';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,13 +11,13 @@ import { type App, createApp } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config/config.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { openDatabase } from '../src/db/database.js';
-import { createRouter } from '../src/http/router.js';
+import { Router } from '../src/http/router.js';
 import { listen, type RunningServer } from '../src/http/server.js';
 import { createMemoryLimiter } from '../src/limits/memory-limiter.js';
 import { createLogger, wantsPrettyLogs } from '../src/ops/logger.js';
 import { createMetrics } from '../src/ops/metrics.js';
 import { countRateLimitRejections } from '../src/ops/rate-limit-metrics.js';
-import { trackRoutePatterns, UNMATCHED_ROUTE } from '../src/ops/route-patterns.js';
+import { UNMATCHED_ROUTE } from '../src/ops/request-log.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
 
@@ -112,12 +114,23 @@ describe('health, readiness and metrics endpoints', () => {
   });
 
   it('writes one info line per request with id, method, route, status and duration', async () => {
-    const response = await fetch(`${served.server.url}/healthz`, { headers: { 'x-request-id': 'ops-test-1' } });
+    const response = await fetch(`${served.server.url}/api/demo@me`, { headers: { 'x-request-id': 'ops-test-1' } });
     expect(response.headers.get('x-request-id')).toBe('ops-test-1');
     const lines = served.log.lines.filter((line) => line.requestId === 'ops-test-1');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, msg: 'request', method: 'GET', route: '/healthz', status: 200 });
+    expect(lines[0]).toMatchObject({ level: 30, msg: 'request', method: 'GET', route: '/api/:name', status: 404 });
     expect(typeof lines[0]!.durationMs).toBe('number');
+  });
+
+  it('logs health and readiness probes at debug, not info: load balancers send them every few seconds', async () => {
+    for (const [path, id] of [
+      ['/healthz', 'ops-probe-1'],
+      ['/readyz', 'ops-probe-2'],
+    ] as const) {
+      await fetch(`${served.server.url}${path}`, { headers: { 'x-request-id': id } });
+      const lines = served.log.lines.filter((line) => line.requestId === id);
+      expect(lines).toMatchObject([{ level: 20, msg: 'request', route: path, status: 200 }]);
+    }
   });
 
   it('keeps e-mails of owner-check query strings out of the log and the metrics', async () => {
@@ -270,7 +283,13 @@ describe('rate-limit rejections', () => {
     const database = await createTestDatabase('pglite');
     const handle = await database.open();
     try {
-      const metrics = createMetrics(handle);
+      const metrics = createMetrics(handle, () => ({
+        hits: 0,
+        misses: 0,
+        entries: 0,
+        maxEntries: 0,
+        answering: false,
+      }));
       const limits = countRateLimitRejections(
         { ownerCheck: createMemoryLimiter('owner-check', 2, 60), profile: null, close: async () => {} },
         metrics,
@@ -289,25 +308,23 @@ describe('rate-limit rejections', () => {
 
 describe('route patterns', () => {
   it('name the registered pattern, and nothing else, for every request', () => {
-    const router = createRouter();
-    const patterns = trackRoutePatterns(router);
+    const router = new Router();
     const handler = () => {};
     router.on(['GET', 'HEAD'], '/api/owner-check', handler);
     router.on(['GET', 'HEAD'], '/api/:name', handler);
-    router.get('/graphql', handler);
-    router.on('GET', '/files/:id?', handler);
+    router.on(['GET', 'POST'], '/graphql', handler);
+    const patternOf = (method: string, url: string) =>
+      router.match({ method, url, headers: {} } as IncomingMessage, {} as ServerResponse).route?.pattern ??
+      UNMATCHED_ROUTE;
 
-    expect(patterns.patternOf('GET', '/api/demo@me')).toBe('/api/:name');
-    expect(patterns.patternOf('HEAD', '/api/demo%40me')).toBe('/api/:name');
-    expect(patterns.patternOf('GET', '/api/owner-check?email=a%40b.example&name=demo@me')).toBe('/api/owner-check');
-    expect(patterns.patternOf('GET', '/graphql?query={__typename}')).toBe('/graphql');
-    expect(patterns.patternOf('GET', '/files')).toBe('/files/:id?');
-    expect(patterns.patternOf('GET', '/files/7')).toBe('/files/:id?');
-    expect(patterns.patternOf('POST', '/api/demo@me')).toBe(UNMATCHED_ROUTE);
-    expect(patterns.patternOf('GET', '/elsewhere')).toBe(UNMATCHED_ROUTE);
-    expect(patterns.patternOf(undefined, undefined)).toBe(UNMATCHED_ROUTE);
-    // The app router itself still routes.
-    expect(router.find('GET', '/api/demo@me')?.params).toEqual({ name: 'demo@me' });
+    expect(patternOf('GET', '/api/demo@me')).toBe('/api/:name');
+    expect(patternOf('HEAD', '/api/demo%40me')).toBe('/api/:name');
+    expect(patternOf('GET', '/api/owner-check?email=a%40b.example&name=demo@me')).toBe('/api/owner-check');
+    expect(patternOf('GET', '/graphql?query={__typename}')).toBe('/graphql');
+    // A 405 is labelled with the route it was refused on.
+    expect(patternOf('POST', '/api/demo@me')).toBe('/api/:name');
+    expect(patternOf('GET', '/elsewhere')).toBe(UNMATCHED_ROUTE);
+    expect(patternOf('GET', '/api/%E0%A4%A')).toBe(UNMATCHED_ROUTE);
   });
 });
 

@@ -28,6 +28,16 @@ export interface Config {
   profileLimit: number;
   rateWindowSeconds: number;
   cacheMaxAgeSeconds: number;
+  /** The `Cache-Control` of profile answers (from CACHE_MAX_AGE). */
+  profileCacheControl: string;
+  /** Profiles (and unknown names) kept in memory per process; 0 switches the cache off. */
+  profileCacheSize: number;
+  /** How long a client may take to send its request headers (Node's headersTimeout). */
+  headersTimeoutMs: number;
+  /** How long a client may take to send its whole request (Node's requestTimeout). */
+  requestTimeoutMs: number;
+  /** Open connections per process; further ones are refused until some close. */
+  maxConnections: number;
   logLevel: LogLevel;
   workers: number;
   /** Production hides GraphQL field suggestions and error details. */
@@ -135,7 +145,22 @@ function host(env: Env): string {
   return value;
 }
 
+/**
+ * Profiles kept in memory per process by default: about 25 MB for typical profiles (a loaded
+ * profile with its ready REST document is about 2.5 KB), within a 150 MB process.
+ */
+export const DEFAULT_PROFILE_CACHE_SIZE = 10_000;
+
 export function loadConfig(env: Env = process.env): Config {
+  const cacheMaxAge = integer(env, 'CACHE_MAX_AGE', 60, 0, 31_536_000);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000);
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', Math.min(10_000, requestTimeoutMs), 1000, 600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(
+      'HEADERS_TIMEOUT_MS',
+      `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got "${headersTimeoutMs}"`,
+    );
+  }
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: host(env),
@@ -150,7 +175,12 @@ export function loadConfig(env: Env = process.env): Config {
     ownerCheckLimit: integer(env, 'OWNER_CHECK_LIMIT', 10, 1, 1_000_000),
     profileLimit: integer(env, 'PROFILE_LIMIT', 600, 0, 100_000_000),
     rateWindowSeconds: 60,
-    cacheMaxAgeSeconds: integer(env, 'CACHE_MAX_AGE', 60, 0, 31_536_000),
+    cacheMaxAgeSeconds: cacheMaxAge,
+    profileCacheControl: `public, max-age=${cacheMaxAge}`,
+    profileCacheSize: integer(env, 'PROFILE_CACHE_SIZE', DEFAULT_PROFILE_CACHE_SIZE, 0, 10_000_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
     logLevel: logLevel(env),
     workers: workers(env),
     production: raw(env, 'NODE_ENV') !== 'development' && raw(env, 'NODE_ENV') !== 'test',

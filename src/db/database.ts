@@ -13,6 +13,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { type ChangeFeed, type ChangeFeedHandlers, listenToPglite, listenToPostgres } from './change-feed.js';
 import { type FolderLock, lockFolder } from './folder-lock.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
 import {
@@ -46,6 +47,13 @@ export interface DatabaseHandle {
   migrate(): Promise<void>;
   /** Cheap reachability probe for readiness checks. */
   ping(): Promise<void>;
+  /**
+   * Runs one read of the request path within the database's bounds; rejects with an error that
+   * `isDatabaseUnavailable` recognises when the database cannot answer in time.
+   */
+  guard<T>(work: () => Promise<T>): Promise<T>;
+  /** Starts hearing which profiles change (see change-feed.ts). */
+  listenForChanges(handlers: ChangeFeedHandlers): Promise<ChangeFeed>;
   /** Figures for metrics: connections, and failed queries by kind (PostgreSQL only). */
   stats?(): DatabaseStats;
   close(): Promise<void>;
@@ -113,6 +121,22 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       // Not refused by the gate (readiness must ask the server), but a success reopens it.
       await gate.observe(() => withDeadline(client`select 1`, deadlineMs));
     },
+    // Every query Drizzle sends is bounded already (boundUnsafeQueries).
+    guard: (work) => work(),
+    listenForChanges: (handlers) =>
+      listenToPostgres(
+        {
+          pool: client,
+          connectListener: () =>
+            postgres(url, {
+              max: 1,
+              connect_timeout: connectTimeout,
+              onnotice: () => {},
+              connection: { application_name: 'name-profile-service listen' },
+            }),
+        },
+        handlers,
+      ),
     stats: () => ({ openConnections: sockets.open, maxConnections: poolSize, failedQueries: gate.failures }),
     async close() {
       await client.end({ timeout: 5 });
@@ -143,6 +167,8 @@ async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
     async ping() {
       await client.query('select 1');
     },
+    guard: (work) => work(),
+    listenForChanges: (handlers) => listenToPglite(client, handlers),
     async close() {
       try {
         await client.close();

@@ -7,6 +7,9 @@
  */
 import { sql } from 'drizzle-orm';
 import { bigint, check, index, integer, json, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import type { RecordValue } from '../profiles/record-value.js';
+
+export type { RecordValue };
 
 /** A top-level name (the part after `@`) and the private e-mail of its owner. */
 export const namespaces = pgTable('namespaces', {
@@ -65,9 +68,6 @@ export const records = pgTable(
     check('records_value_shape', sql`json_typeof(${t.value}) in ('string', 'object')`),
   ],
 );
-
-/** A record value: a string, or an object of string to string (social, link, crypto, ...). */
-export type RecordValue = string | Record<string, string>;
 
 export type NamespaceRow = typeof namespaces.$inferSelect;
 export type ProfileRow = typeof profiles.$inferSelect;

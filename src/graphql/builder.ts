@@ -4,10 +4,10 @@
  */
 import SchemaBuilder from '@pothos/core';
 import { Kind, valueFromASTUntyped } from 'graphql';
-import type { RequestContext } from './context.js';
+import type { GraphQLContext } from './context.js';
 
 export const builder = new SchemaBuilder<{
-  Context: RequestContext;
+  Context: GraphQLContext;
   Scalars: { JSON: { Input: unknown; Output: unknown } };
   // Fields are non-null unless they say otherwise: absent data is the exception in this API.
   DefaultFieldNullability: false;

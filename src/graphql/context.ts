@@ -1,42 +1,11 @@
 /**
- * The per-request context of every resolver, for `/graphql` and for the REST shim alike. It holds
- * nothing Yoga-specific, so the REST shim can run operations with graphql-js's `execute`.
+ * What every resolver gets: the profiles service and the request it answers. Resolvers are thin
+ * callers of the service, exactly like the REST handlers.
  */
-import type { Config } from '../config/config.js';
-import type { Database } from '../db/database.js';
-import type { RateLimitDecision, RateLimits } from '../limits/rate-limit.js';
-import type { Logger } from '../ops/logger.js';
-import { createLoaders, type Loaders } from './loaders.js';
+import type { ProfilesService } from '../service/profiles-service.js';
+import type { ServiceRequest } from '../service/request.js';
 
-/** What the app builds once and every request shares. */
-export interface GraphQLServices {
-  db: Database;
-  limits: RateLimits;
-  logger: Logger;
-  config: Config;
-}
-
-export interface RequestContext {
-  loaders: Loaders;
-  /** The key of the per-IP rate limits. */
-  clientIp: string;
-  limits: RateLimits;
-  /** The last decision per budget in this request, so REST can write the RateLimit-* headers. */
-  rateLimitDecisions: { ownerCheck?: RateLimitDecision; profile?: RateLimitDecision };
-  requestId: string;
-}
-
-export interface RequestIdentity {
-  clientIp: string;
-  requestId: string;
-}
-
-export function createRequestContext(services: GraphQLServices, identity: RequestIdentity): RequestContext {
-  return {
-    loaders: createLoaders(services.db, services.logger),
-    clientIp: identity.clientIp,
-    limits: services.limits,
-    rateLimitDecisions: {},
-    requestId: identity.requestId,
-  };
+export interface GraphQLContext {
+  profiles: ProfilesService;
+  request: ServiceRequest;
 }

@@ -1,11 +1,12 @@
 /**
- * The errors of the GraphQL API and how unexpected failures are masked. Every error a client sees
- * carries `extensions.code`: BAD_USER_INPUT, RATE_LIMITED (with `retryAfter`), SERVICE_UNAVAILABLE
- * or INTERNAL_SERVER_ERROR. The REST shim reads the same codes, so both surfaces agree.
+ * What GraphQL clients see of errors. Every error carries `extensions.code`: the service's errors
+ * map to BAD_USER_INPUT, RATE_LIMITED (with `retryAfter`) and SERVICE_UNAVAILABLE, the same
+ * errors REST maps to 400, 429 and 503; anything unexpected is masked as INTERNAL_SERVER_ERROR
+ * without SQL, parameters or stack.
  */
 import { GraphQLError } from 'graphql';
 import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
-import { tooManyRequestsMessage } from '../limits/rate-limit.js';
+import { InvalidInputError, RateLimitedError, ServiceError, UnavailableError } from '../service/errors.js';
 
 export const ERROR_CODES = {
   badUserInput: 'BAD_USER_INPUT',
@@ -19,24 +20,6 @@ export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 export const SERVICE_UNAVAILABLE_MESSAGE = 'Service unavailable';
 export const INTERNAL_SERVER_ERROR_MESSAGE = 'Internal server error';
 
-export function badUserInputError(message: string, details: Record<string, unknown> = {}): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: ERROR_CODES.badUserInput, ...details } });
-}
-
-export function rateLimitedError(retryAfterSeconds: number): GraphQLError {
-  return new GraphQLError(tooManyRequestsMessage(retryAfterSeconds), {
-    extensions: { code: ERROR_CODES.rateLimited, retryAfter: retryAfterSeconds },
-  });
-}
-
-/**
- * The database cannot answer now. The driver's error is deliberately not attached: its message
- * holds the SQL and parameters, and an error without an original error passes masking as is.
- */
-export function serviceUnavailableError(): GraphQLError {
-  return new GraphQLError(SERVICE_UNAVAILABLE_MESSAGE, { extensions: { code: ERROR_CODES.serviceUnavailable } });
-}
-
 export function isGraphQLError(value: unknown): value is GraphQLError {
   return value instanceof GraphQLError;
 }
@@ -49,14 +32,6 @@ export function rootCause(error: unknown): unknown {
 }
 
 /**
- * Errors raised on purpose: by the resolvers, or by graphql-js and Yoga themselves (syntax,
- * validation, HTTP). They wrap no other error; a thrown driver or programming error always does.
- */
-function isIntendedError(error: unknown): error is GraphQLError {
-  return isGraphQLError(error) && isGraphQLError(rootCause(error));
-}
-
-/**
  * A line for logs that says what failed without the SQL or its parameters (which can hold
  * private e-mails): the error's name and the driver's code and message.
  */
@@ -66,20 +41,12 @@ export function describeErrorForLog(error: unknown): string {
   return `${name}: ${describeDatabaseError(cause)}`;
 }
 
-/**
- * graphql-js reports a few client mistakes while executing, without a code: a variable that is
- * missing or has the wrong type, an operation type the schema has no root for. They are about
- * the client's input, so they get BAD_USER_INPUT, and every error a client sees has a code.
- */
-function withClientErrorCode(error: GraphQLError): GraphQLError {
-  if (error.extensions.code !== undefined) return error;
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    extensions: { ...error.extensions, code: ERROR_CODES.badUserInput },
-  });
+/** The code and extensions a service error has for GraphQL clients. */
+function serviceErrorExtensions(error: ServiceError): Record<string, unknown> {
+  if (error instanceof RateLimitedError) return { code: ERROR_CODES.rateLimited, retryAfter: error.retryAfterSeconds };
+  if (error instanceof UnavailableError) return { code: ERROR_CODES.serviceUnavailable };
+  const details = error instanceof InvalidInputError ? error.details : {};
+  return { code: ERROR_CODES.badUserInput, ...details };
 }
 
 export interface MaskOptions {
@@ -88,11 +55,13 @@ export interface MaskOptions {
 }
 
 /**
- * What a client may see of an error: intended errors as they are; a database that cannot answer
- * as SERVICE_UNAVAILABLE; anything else as INTERNAL_SERVER_ERROR without SQL or stack.
+ * What a client may see of an error: the service's errors with their codes; errors raised by
+ * graphql-js and Yoga themselves (syntax, validation, HTTP) as they are, with BAD_USER_INPUT
+ * when they have no code (a missing variable, an unsupported operation type: the client's
+ * input); a database that cannot answer as SERVICE_UNAVAILABLE; anything else as
+ * INTERNAL_SERVER_ERROR.
  */
 export function maskError(error: unknown, options: MaskOptions): GraphQLError {
-  if (isIntendedError(error)) return withClientErrorCode(error);
   const located = isGraphQLError(error) ? error : undefined;
   const cause = rootCause(error);
   const position = {
@@ -101,6 +70,17 @@ export function maskError(error: unknown, options: MaskOptions): GraphQLError {
     positions: located?.positions,
     path: located?.path,
   };
+  if (cause instanceof ServiceError) {
+    return new GraphQLError(cause.message, { ...position, extensions: serviceErrorExtensions(cause) });
+  }
+  if (isGraphQLError(cause)) {
+    const visible = located ?? cause;
+    if (visible.extensions.code !== undefined) return visible;
+    return new GraphQLError(visible.message, {
+      ...position,
+      extensions: { ...visible.extensions, code: ERROR_CODES.badUserInput },
+    });
+  }
   if (isDatabaseUnavailable(cause)) {
     return new GraphQLError(SERVICE_UNAVAILABLE_MESSAGE, {
       ...position,

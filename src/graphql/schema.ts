@@ -4,18 +4,8 @@
  */
 import { printSchema } from 'graphql';
 import { builder } from './builder.js';
-import './types/attribute-value.js';
-import './types/attribute.js';
-import './types/profile-record.js';
-import './types/record-entry.js';
-import './types/text-record.js';
-import './types/phone-record.js';
-import './types/social-record.js';
-import './types/crypto-record.js';
-import './types/map-record.js';
-import './types/generic-record.js';
+import './types/records.js';
 import './types/profile.js';
-import './types/owner-check-result.js';
 import './queries/profile.js';
 import './queries/profiles.js';
 import './queries/owner-check.js';

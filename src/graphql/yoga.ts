@@ -1,19 +1,23 @@
 /**
- * The `/graphql` endpoint: GraphQL over HTTP (GET and POST) with GraphiQL for browsers, on the
- * schema and per-request context that the REST shim uses too.
+ * The `/graphql` endpoint: GraphQL over HTTP (GET and POST) with GraphiQL for browsers. Yoga
+ * parses, validates and executes; the resolvers call the profiles service, like REST does.
  */
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Config } from '../config/config.js';
+import { serviceRequestFor } from '../http/service-request.js';
+import { createDocumentCaches } from '../limits/document-memory.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from '../limits/graphql-armor.js';
-import { createRequestContext, type GraphQLServices, type RequestContext } from './context.js';
+import type { Logger } from '../ops/logger.js';
+import type { ProfilesService } from '../service/profiles-service.js';
+import { ServiceRequest } from '../service/request.js';
+import type { GraphQLContext } from './context.js';
 import { maskError } from './errors.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from './graphiql-example.js';
-import { contextForNodeRequest, UNKNOWN_CLIENT_IP } from './node-context.js';
 import { schema } from './schema.js';
 import { yogaLogger } from './yoga-logger.js';
 
-export { createRequestContext } from './context.js';
-export { contextForNodeRequest } from './node-context.js';
 export { schema } from './schema.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
@@ -24,30 +28,45 @@ export interface NodeServerContext {
   res?: ServerResponse;
 }
 
-export type GraphQLServer = YogaServerInstance<NodeServerContext, RequestContext>;
+export type GraphQLServer = YogaServerInstance<NodeServerContext, GraphQLContext>;
 
-export interface GraphQLServerOptions {
-  /** Extra Yoga plugins, after the query limits of src/limits/graphql-armor.ts (always on). */
+export interface GraphQLServerDeps {
+  profiles: ProfilesService;
+  config: Config;
+  logger: Logger;
+  /** Extra Yoga plugins (operations), after the limits (always on). */
   plugins?: Plugin[];
 }
 
-export function createGraphQLServer(services: GraphQLServices, options: GraphQLServerOptions = {}): GraphQLServer {
-  const { config, logger } = services;
-  return createYoga<NodeServerContext, RequestContext>({
+/** The key of requests without a Node request (tests calling `yoga.fetch`). */
+const UNKNOWN_CLIENT = 'unknown';
+
+export function createGraphQLServer({ profiles, config, logger, plugins = [] }: GraphQLServerDeps): GraphQLServer {
+  const documents = createDocumentCaches();
+  return createYoga<NodeServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     graphiql: { title: 'Name profiles: GraphQL', defaultQuery: GRAPHIQL_EXAMPLE_QUERY },
     batching: GRAPHQL_BATCHING,
+    // The service's one CORS policy (src/http/cors.ts) applies to /graphql like to /api.
+    cors: false,
+    // The request body limit of graphql-armor.ts reads Content-Length; Yoga's own limit would
+    // pipe every body through a stream transform (measured: half the throughput).
+    maxRequestBodySize: false,
+    parserAndValidationCache: documents.options,
     logging: yogaLogger(logger),
     maskedErrors: {
       maskError: (error) => maskError(error, { production: config.production }),
       isDev: !config.production,
     },
-    plugins: [...graphqlLimitPlugins({ hideFieldSuggestions: config.production }), ...(options.plugins ?? [])],
-    context: ({ req, res }) =>
-      req === undefined
-        ? createRequestContext(services, { clientIp: UNKNOWN_CLIENT_IP, requestId: crypto.randomUUID() })
-        : contextForNodeRequest(services, req, res),
+    plugins: [documents.plugin, ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }), ...plugins],
+    context: ({ req, res }): GraphQLContext => ({
+      profiles,
+      request:
+        req === undefined || res === undefined
+          ? new ServiceRequest(UNKNOWN_CLIENT, randomUUID())
+          : serviceRequestFor(req, res, config.trustProxyHops),
+    }),
   });
 }

@@ -1,10 +1,22 @@
 /**
- * Writing JSON answers. Every answer of the service goes through here or through Yoga, so the
+ * Writing answers. Every answer of the service goes through here or through Yoga, so the
  * content type and the error body shape (`{"error": "..."}`) are the same everywhere.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** Sends a ready body; HEAD answers like GET, with the same headers, without the body. */
+export function sendBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  body: Buffer | string,
+  headers: OutgoingHttpHeaders,
+): void {
+  res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(body) });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
 
 export function sendJson(
   req: IncomingMessage,
@@ -13,14 +25,7 @@ export function sendJson(
   body: unknown,
   headers: OutgoingHttpHeaders = {},
 ): void {
-  const payload = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'Content-Type': JSON_CONTENT_TYPE,
-    'Content-Length': Buffer.byteLength(payload),
-  });
-  // HEAD answers like GET, with the same headers, without the body.
-  res.end(req.method === 'HEAD' ? undefined : payload);
+  sendBody(req, res, status, JSON.stringify(body), { ...headers, 'Content-Type': JSON_CONTENT_TYPE });
 }
 
 export function sendError(
@@ -31,4 +36,10 @@ export function sendError(
   headers: OutgoingHttpHeaders = {},
 ): void {
   sendJson(req, res, status, { error: message }, headers);
+}
+
+/** 304: the client's copy is current; the validators and caching headers, no body. */
+export function sendNotModified(res: ServerResponse, headers: OutgoingHttpHeaders): void {
+  res.writeHead(304, headers);
+  res.end();
 }

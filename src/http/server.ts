@@ -13,9 +13,21 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export async function listen(app: App, port: number, host: string): Promise<RunningServer> {
-  const server = createServer((req, res) => app.handle(req, res));
-  server.keepAliveTimeout = 65_000;
+  const { headersTimeoutMs, requestTimeoutMs, maxConnections } = app.config;
+  const server = createServer(
+    {
+      // Slow clients (slowloris) hold a socket at most this long before their request is complete.
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // Longer than the idle timeout of common load balancers (60 s), so they close first.
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    },
+    (req, res) => app.handle(req, res),
+  );
+  server.maxConnections = maxConnections;
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

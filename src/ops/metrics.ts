@@ -5,6 +5,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DatabaseHandle, DatabaseStats } from '../db/database.js';
+import type { ProfileCacheStats } from '../service/profile-cache.js';
 
 /** Seconds; from a cache hit to a request that waited for a database timeout. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -34,7 +35,7 @@ function defaultMetricsRegistry(): Registry {
   return processRegistry;
 }
 
-export function createMetrics(database: DatabaseHandle): Metrics {
+export function createMetrics(database: DatabaseHandle, cacheStats: () => ProfileCacheStats): Metrics {
   const own = new Registry();
   const httpRequests = new Counter({
     name: 'http_requests_total',
@@ -62,6 +63,7 @@ export function createMetrics(database: DatabaseHandle): Metrics {
     buckets: LATENCY_BUCKETS,
     registers: [own],
   });
+  registerCacheMetrics(own, cacheStats);
   // The embedded database (PGlite) has no pool and no network to fail.
   if (database.stats !== undefined) registerDatabaseMetrics(own, database.stats.bind(database));
 
@@ -111,6 +113,40 @@ function registerDatabaseMetrics(registry: Registry, stats: () => DatabaseStats)
         this.inc({ kind }, Math.max(total - known, 0));
         counted.set(kind, Math.max(total, known));
       }
+    },
+  });
+}
+
+/** The profile cache's figures, read from the cache when Prometheus scrapes. */
+function registerCacheMetrics(registry: Registry, stats: () => ProfileCacheStats): void {
+  const counted = { hits: 0, misses: 0 };
+  new Counter({
+    name: 'profile_cache_lookups_total',
+    help: 'Profile lookups asked of the in-memory cache while it was answering, by result (hit or miss).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+    collect() {
+      const now = stats();
+      this.inc({ result: 'hit' }, now.hits - counted.hits);
+      this.inc({ result: 'miss' }, now.misses - counted.misses);
+      counted.hits = now.hits;
+      counted.misses = now.misses;
+    },
+  });
+  new Gauge({
+    name: 'profile_cache_entries',
+    help: 'Profiles (and names without one) held by the in-memory cache (PROFILE_CACHE_SIZE is the bound).',
+    registers: [registry],
+    collect() {
+      this.set(stats().entries);
+    },
+  });
+  new Gauge({
+    name: 'profile_cache_answering',
+    help: '1 while the profile cache answers (its change feed is live), 0 while it is bypassed or off.',
+    registers: [registry],
+    collect() {
+      this.set(stats().answering ? 1 : 0);
     },
   });
 }

@@ -7,31 +7,37 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 import type { RequestNotes } from './request-notes.js';
-import type { RoutePatterns } from './route-patterns.js';
 
 /** The status label of a request whose client hung up before the answer was complete. */
 export const ABORTED_STATUS = 'aborted';
 
+/** The label of a request that matched no route (404s of every kind). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
 export interface RequestObserverDeps {
   logger: Logger;
   metrics: Metrics;
-  routes: RoutePatterns;
   notes: RequestNotes;
+  /** Routes whose request lines are logged at debug: probes arrive every few seconds. */
+  quietRoutes: ReadonlySet<string>;
 }
 
-export type RequestObserver = (req: IncomingMessage, res: ServerResponse) => void;
+/** Observes one request; `route` is the pattern it matched, or UNMATCHED_ROUTE. */
+export type RequestObserver = (req: IncomingMessage, res: ServerResponse, route: string) => void;
 
-export function createRequestObserver({ logger, metrics, routes, notes }: RequestObserverDeps): RequestObserver {
-  return (req, res) => {
+export function createRequestObserver({ logger, metrics, notes, quietRoutes }: RequestObserverDeps): RequestObserver {
+  return (req, res, route) => {
     const started = process.hrtime.bigint();
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const method = req.method ?? 'UNKNOWN';
-      const route = routes.patternOf(req.method, req.url);
       const status = res.writableFinished ? String(res.statusCode) : ABORTED_STATUS;
       metrics.httpRequests.inc({ method, route, status });
       metrics.httpRequestDuration.observe({ method, route, status }, seconds);
 
+      // Server errors (503 while the database is away included) stay visible at LOG_LEVEL=warn.
+      const level = res.writableFinished && res.statusCode >= 500 ? 'warn' : quietRoutes.has(route) ? 'debug' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
       const requestId = res.getHeader('x-request-id');
       const operations = notes.get(req)?.graphqlOperations;
       const line = {
@@ -42,9 +48,7 @@ export function createRequestObserver({ logger, metrics, routes, notes }: Reques
         durationMs: Math.round(seconds * 1e6) / 1e3,
         ...(operations === undefined ? {} : { operations }),
       };
-      // Server errors (503 while the database is away included) stay visible at LOG_LEVEL=warn.
-      if (res.writableFinished && res.statusCode >= 500) logger.warn(line, 'request');
-      else logger.info(line, 'request');
+      logger[level](line, 'request');
     });
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from '../http/respond.js';
-import type { AppRouter } from '../http/router.js';
+import type { Router } from '../http/router.js';
 import type { Logger } from './logger.js';
 import type { Readiness } from './readiness.js';
 
@@ -25,16 +25,11 @@ export interface OperationsRoutesDeps {
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-export function registerOperationsRoutes(router: AppRouter, deps: OperationsRoutesDeps): void {
+export function registerOperationsRoutes(router: Router, deps: OperationsRoutesDeps): void {
   router.on(['GET', 'HEAD'], HEALTH_PATH, (req, res) => sendJson(req, res, 200, { status: 'ok' }, NO_STORE));
 
-  router.on(['GET', 'HEAD'], READINESS_PATH, (req, res) => {
-    void answerReadiness(req, res, deps.readiness);
-  });
-
-  router.on(['GET', 'HEAD'], METRICS_PATH, (req, res) => {
-    void answerMetrics(req, res, deps);
-  });
+  router.on(['GET', 'HEAD'], READINESS_PATH, (req, res) => void answerReadiness(req, res, deps.readiness));
+  router.on(['GET', 'HEAD'], METRICS_PATH, (req, res) => void answerMetrics(req, res, deps));
 }
 
 async function answerReadiness(req: IncomingMessage, res: ServerResponse, readiness: Readiness): Promise<void> {

@@ -4,7 +4,7 @@
  * data, so it cannot be used to test guesses of a creator's e-mail offline.
  */
 import { createHash } from 'node:crypto';
-import type { RecordValue } from '../db/schema.js';
+import type { RecordValue } from './record-value.js';
 
 export interface PublicContent {
   name: string;

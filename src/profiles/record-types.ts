@@ -3,7 +3,7 @@
  * stored data: a type not listed here is kept and served as it is, as long as its value is a
  * string or an object of string to string.
  */
-import type { RecordValue } from '../db/schema.js';
+import type { RecordValue } from './record-value.js';
 
 /** Types whose value is a string. `phone` is a comma-separated list of numbers. */
 export const STRING_RECORD_TYPES = ['name', 'email', 'website', 'phone', 'tg_bot', 'web_url', 'web3_url'] as const;

@@ -1,121 +1,89 @@
 /**
- * The REST shim: `GET /api/{name_id}` and `GET /api/owner-check`, answered by executing the fixed
- * GraphQL operations of ./operations.ts with the same per-request context as `/graphql`, then
- * shaping the exact JSON of the contract.
+ * The REST paths of the contract: `GET /api/{name_id}` and `GET /api/owner-check`, and the
+ * OpenAPI document. Each handler reads its parameters, calls the profiles service (the same
+ * functions the GraphQL resolvers call) and writes the contract's exact answer.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import type { Config } from '../config/config.js';
-import type { RequestContext } from '../graphql/context.js';
-import { sendError, sendJson } from '../http/respond.js';
-import type { AppRouter } from '../http/router.js';
+import { matchesIfNoneMatch } from '../http/conditional.js';
+import { applyCors } from '../http/cors.js';
+import { JSON_CONTENT_TYPE, sendBody, sendError, sendJson, sendNotModified } from '../http/respond.js';
+import type { Router } from '../http/router.js';
+import { serviceRequestFor } from '../http/service-request.js';
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
-import { type RestError, restErrorOf } from './errors.js';
-import { etagOf, matchesIfNoneMatch } from './http-caching.js';
+import type { ProfilesService } from '../service/profiles-service.js';
+import { sendServiceError } from './error-responses.js';
 import { openApiDocument } from './openapi.js';
-import { prepareRestOperations, type RestOperations } from './operations.js';
-import { toRestProfile } from './profile-json.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
 export interface RestDependencies {
-  schema: GraphQLSchema;
+  profiles: ProfilesService;
   config: Config;
   logger: Logger;
-  /** The per-request GraphQL context, the same that `/graphql` uses. */
-  contextFor(req: IncomingMessage, res: ServerResponse): RequestContext;
 }
 
-const ALLOWED_METHODS = 'GET, HEAD';
-const OTHER_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'] as const;
+const GET_HEAD = ['GET', 'HEAD'] as const;
 
-const CORS_HEADERS: OutgoingHttpHeaders = {
-  'Access-Control-Allow-Origin': '*',
-  'Access-Control-Expose-Headers':
-    'ETag, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id',
-};
-
-export function registerRestRoutes(router: AppRouter, deps: RestDependencies): void {
-  const operations = prepareRestOperations(deps.schema);
-  const openApiJson = openApiDocument();
-
-  router.on(['GET', 'HEAD'], '/api/openapi.json', (req, res) => sendJson(req, res, 200, openApiJson, CORS_HEADERS));
-  router.on(['GET', 'HEAD'], '/api/owner-check', (req, res) => {
-    void answer(req, res, deps.logger, () => ownerCheck(req, res, deps, operations));
+export function registerRestRoutes(router: Router, deps: RestDependencies): void {
+  const openApiJson = JSON.stringify(openApiDocument());
+  router.on(GET_HEAD, '/api/openapi.json', (req, res) => sendBody(req, res, 200, openApiJson, JSON_HEADERS), {
+    cors: true,
   });
-  router.on(['GET', 'HEAD'], '/api/:name', (req, res, params) => {
-    void answer(req, res, deps.logger, () => profile(req, res, deps, operations, params.name ?? ''));
+  router.on(GET_HEAD, '/api/owner-check', (req, res) => void ownerCheck(req, res, deps), { cors: true });
+  router.on(GET_HEAD, '/api/:name', (req, res, params) => void profile(req, res, deps, params.name ?? ''), {
+    cors: true,
   });
-  router.on([...OTHER_METHODS], '/api/*', (req, res) => {
-    if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
-      preflight(req, res);
-      return;
-    }
-    sendError(req, res, 405, 'Method not allowed', { ...CORS_HEADERS, Allow: ALLOWED_METHODS });
-  });
+  // Any other path under /api/ is a 404 for GET and HEAD; other methods get the 405 (and CORS
+  // preflights) that the router gives every route for the methods it does not serve.
+  router.on(GET_HEAD, '/api/*', (req, res) => sendError(req, res, 404, 'Not found'), { cors: true });
 }
+
+const JSON_HEADERS: OutgoingHttpHeaders = { 'Content-Type': JSON_CONTENT_TYPE };
 
 /**
- * A path under /api/ whose percent-encoding cannot be decoded names no valid name ID. The router
- * reports such URLs here instead of calling a route.
+ * A path under /api/ whose percent-encoding cannot be decoded names no valid name ID: a 400 for
+ * a lookup, a 405 for other methods. The router hands such URLs here (see RouterOptions).
  */
-export function answerBadApiUrl(req: IncomingMessage, res: ServerResponse): boolean {
+export function answerUndecodableApiUrl(req: IncomingMessage, res: ServerResponse): boolean {
   if (!req.url?.startsWith('/api/')) return false;
+  applyCors(res);
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    sendError(req, res, 405, 'Method not allowed', { ...CORS_HEADERS, Allow: ALLOWED_METHODS });
+    sendError(req, res, 405, 'Method not allowed', { Allow: GET_HEAD.join(', ') });
   } else {
-    sendError(req, res, 400, INVALID_NAME_MESSAGE, CORS_HEADERS);
+    sendError(req, res, 400, INVALID_NAME_MESSAGE);
   }
   return true;
 }
 
-async function profile(
-  req: IncomingMessage,
-  res: ServerResponse,
-  deps: RestDependencies,
-  operations: RestOperations,
-  name: string,
-): Promise<void> {
-  const context = deps.contextFor(req, res);
-  const result = await operations.profile(context, { name });
-  const headers = { ...CORS_HEADERS, ...rateLimitHeaders(context.rateLimitDecisions.profile) };
-
-  if (result.errors?.length) return sendRestError(req, res, deps, restErrorOf(result.errors), headers, result);
-  const found = result.data?.profile;
-  if (!found) return sendError(req, res, 404, 'Profile not found', headers);
-
-  const etag = etagOf(found.version);
-  const cacheHeaders = { ETag: etag, 'Cache-Control': `public, max-age=${deps.config.cacheMaxAgeSeconds}` };
-  if (matchesIfNoneMatch(req, etag)) {
-    res.writeHead(304, { ...headers, ...cacheHeaders });
-    res.end();
-    return;
+async function profile(req: IncomingMessage, res: ServerResponse, deps: RestDependencies, name: string): Promise<void> {
+  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
+  try {
+    const { value: found, rateLimit } = await deps.profiles.lookupProfile(request, name);
+    const headers = rateLimitHeaders(rateLimit);
+    if (found === null) {
+      sendError(req, res, 404, 'Profile not found', headers);
+      return;
+    }
+    const cacheHeaders = { ...headers, ETag: found.etag, 'Cache-Control': deps.config.profileCacheControl };
+    if (matchesIfNoneMatch(req, found.etag)) sendNotModified(res, cacheHeaders);
+    else sendBody(req, res, 200, found.document, { ...cacheHeaders, 'Content-Type': JSON_CONTENT_TYPE });
+  } catch (error) {
+    sendServiceError(req, res, error, {}, deps.logger);
   }
-  sendJson(req, res, 200, toRestProfile(found), { ...headers, ...cacheHeaders });
 }
 
-async function ownerCheck(
-  req: IncomingMessage,
-  res: ServerResponse,
-  deps: RestDependencies,
-  operations: RestOperations,
-): Promise<void> {
+async function ownerCheck(req: IncomingMessage, res: ServerResponse, deps: RestDependencies): Promise<void> {
+  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
   const query = new URLSearchParams(queryStringOf(req.url ?? ''));
-  const context = deps.contextFor(req, res);
-  const result = await operations.ownerCheck(context, {
-    email: singleParameter(query, 'email'),
-    name: singleParameter(query, 'name'),
-  });
-  const headers = {
-    ...CORS_HEADERS,
-    'Cache-Control': 'no-store',
-    ...rateLimitHeaders(context.rateLimitDecisions.ownerCheck),
-  };
-
-  if (result.errors?.length) return sendRestError(req, res, deps, restErrorOf(result.errors), headers, result);
-  const check = result.data?.ownerCheck;
-  if (!check) throw new Error('owner check answered neither data nor errors');
-  sendJson(req, res, 200, { hasCreated: check.hasCreated, email: check.email, name: check.name }, headers);
+  const noStore = { 'Cache-Control': 'no-store' };
+  try {
+    const input = { email: singleParameter(query, 'email'), name: singleParameter(query, 'name') };
+    const { value, rateLimit } = await deps.profiles.checkOwner(request, input);
+    sendJson(req, res, 200, value, { ...noStore, ...rateLimitHeaders(rateLimit) });
+  } catch (error) {
+    sendServiceError(req, res, error, noStore, deps.logger);
+  }
 }
 
 function queryStringOf(url: string): string {
@@ -125,56 +93,10 @@ function queryStringOf(url: string): string {
 
 /**
  * A parameter's value, or null when it is absent. A repeated parameter is invalid: its values are
- * joined with a comma, which no valid e-mail or name ID contains, so the shared validation rejects
- * it with the same message as any other invalid value.
+ * joined with a comma, which no valid e-mail or name ID contains, so the service rejects it with
+ * the same message as any other invalid value.
  */
 function singleParameter(query: URLSearchParams, name: string): string | null {
   const values = query.getAll(name);
   return values.length === 0 ? null : values.join(',');
-}
-
-function sendRestError(
-  req: IncomingMessage,
-  res: ServerResponse,
-  deps: RestDependencies,
-  error: RestError,
-  headers: OutgoingHttpHeaders,
-  result: Pick<ExecutionResult, 'errors'>,
-): void {
-  if (error.status >= 500) {
-    const [first] = result.errors ?? [];
-    deps.logger.error(
-      { status: error.status, path: first?.path, reason: first?.originalError?.name ?? first?.message },
-      'REST request failed',
-    );
-  }
-  const retryAfter = error.retryAfterSeconds === undefined ? {} : { 'Retry-After': error.retryAfterSeconds };
-  sendError(req, res, error.status, error.message, { ...headers, ...retryAfter });
-}
-
-function preflight(req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(204, {
-    'Access-Control-Allow-Origin': '*',
-    'Access-Control-Allow-Methods': ALLOWED_METHODS,
-    'Access-Control-Allow-Headers': 'If-None-Match, X-Request-Id',
-    'Access-Control-Max-Age': '86400',
-    Allow: ALLOWED_METHODS,
-  });
-  res.end();
-}
-
-/** Runs a handler; anything it throws becomes a 500 without details, logged once. */
-async function answer(
-  req: IncomingMessage,
-  res: ServerResponse,
-  logger: Logger,
-  handler: () => Promise<void>,
-): Promise<void> {
-  try {
-    await handler();
-  } catch (error) {
-    logger.error({ reason: error instanceof Error ? error.message : String(error) }, 'REST handler failed');
-    if (!res.headersSent) sendError(req, res, 500, 'Internal server error', CORS_HEADERS);
-    else res.destroy();
-  }
 }

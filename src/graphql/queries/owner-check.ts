@@ -1,11 +1,16 @@
-import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../../names/email.js';
-import { INVALID_NAME_MESSAGE, parseNameId } from '../../names/name-id.js';
+import type { OwnerCheckResult } from '../../service/profiles-service.js';
 import { builder } from '../builder.js';
-import { badUserInputError } from '../errors.js';
-import { consumeBudget } from '../rate-limit.js';
-import { OwnerCheckResultRef } from '../types/owner-check-result.js';
 
-export const MISSING_PARAMETERS_MESSAGE = 'Both email and name parameters are required';
+const OwnerCheckResultRef = builder.objectRef<OwnerCheckResult>('OwnerCheckResult').implement({
+  description: 'The answer of an owner check. It never reveals whose e-mail owns or created the name.',
+  fields: (t) => ({
+    hasCreated: t.exposeBoolean('hasCreated', {
+      description: 'True when the e-mail owns the namespace of the name or created the name.',
+    }),
+    email: t.exposeString('email', { description: 'The e-mail that was checked, as given, trimmed.' }),
+    name: t.exposeString('name', { description: 'The name ID that was checked, as given, trimmed.' }),
+  }),
+});
 
 builder.queryField('ownerCheck', (t) =>
   t.field({
@@ -14,25 +19,15 @@ builder.queryField('ownerCheck', (t) =>
     // their own (null plus a RATE_LIMITED error) while the others still answer.
     nullable: true,
     description:
-      'Whether an e-mail owns the namespace of a name ID or created it (case-insensitive; false for an unknown name). ' +
-      'Rate-limited per client IP together with REST `/api/owner-check`; every `ownerCheck` field counts, valid or not. ' +
-      'Null, with an error saying why, when the check was refused.',
-    // Nullable on purpose: a missing parameter is the contract's BAD_USER_INPUT, not a GraphQL validation error,
-    // and the REST shim passes missing query parameters straight through.
+      'Whether an e-mail owns the namespace of a name ID or created it (case-insensitive; false for an unknown ' +
+      'name). Rate-limited per client IP together with REST `/api/owner-check`; every `ownerCheck` field counts, ' +
+      'valid or not. Null, with an error saying why, when the check was refused.',
+    // Optional on purpose: a missing parameter is the contract's BAD_USER_INPUT with the same
+    // message as REST, not a GraphQL validation error.
     args: {
-      email: t.arg.string({ required: false }),
-      name: t.arg.string({ required: false }),
+      email: t.arg.string({ required: false, description: 'The e-mail address to check.' }),
+      name: t.arg.string({ required: false, description: 'The name ID `<local>@<domain>` to check.' }),
     },
-    resolve: async (_root, args, context) => {
-      await consumeBudget(context, 'ownerCheck');
-      const email = args.email?.trim() ?? '';
-      const name = args.name?.trim() ?? '';
-      if (email === '' || name === '') throw badUserInputError(MISSING_PARAMETERS_MESSAGE);
-      if (!isValidEmail(email)) throw badUserInputError(INVALID_EMAIL_MESSAGE);
-      const nameId = parseNameId(name);
-      if (nameId === null) throw badUserInputError(INVALID_NAME_MESSAGE);
-      const hasCreated = await context.loaders.ownership.load({ name: nameId.name, emailKey: emailKey(email) });
-      return { hasCreated, email, name };
-    },
+    resolve: async (_root, args, { profiles, request }) => (await profiles.checkOwner(request, args)).value,
   }),
 );

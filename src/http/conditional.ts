@@ -1,12 +1,8 @@
 /**
- * Conditional GET for profiles: a strong ETag from the profile's content version, and
- * `If-None-Match` compared the way RFC 9110 says (weak comparison, a list, or `*`).
+ * Conditional GET: `If-None-Match` compared with an answer's ETag the way RFC 9110 says (weak
+ * comparison, a list of tags, or `*`).
  */
 import type { IncomingMessage } from 'node:http';
-
-export function etagOf(version: string): string {
-  return `"${version}"`;
-}
 
 export function matchesIfNoneMatch(req: IncomingMessage, etag: string): boolean {
   const header = req.headers['if-none-match'];

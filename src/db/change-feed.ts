@@ -1,0 +1,177 @@
+/**
+ * The listening side of change notifications (./change-notifications.ts): tells a server which
+ * profiles changed, and whether it can vouch for having heard of every change.
+ *
+ * PostgreSQL: a client of its own LISTENs (postgres.js's `listen`, which listens again after a
+ * reconnect, but gives up when that first attempt fails: then the feed replaces the client). A lost connection says nothing, and a silent one (a network
+ * black hole) says nothing either, so the feed proves itself: every HEARTBEAT_INTERVAL_MS it
+ * sends a heartbeat notification through the ordinary pool and waits to hear it back. PostgreSQL
+ * delivers notifications in commit order, so hearing a heartbeat sent at time t means every
+ * change committed before t has been heard too. The feed is live only while the newest
+ * heartbeat heard was sent at most MAX_SILENCE_MS ago; a listener that serves from a cache
+ * only while the feed is live is never more than about that much behind the database.
+ *
+ * PGlite: every writer is this process, so a LISTEN on the one connection hears every change,
+ * and the feed is live from the start.
+ */
+import { randomUUID } from 'node:crypto';
+import type { PGlite } from '@electric-sql/pglite';
+import type postgres from 'postgres';
+import { PROFILE_CHANGES_CHANNEL, type ProfileChange, parseChangePayload } from './change-notifications.js';
+
+/** How often a PostgreSQL feed proves that it still hears notifications. */
+export const HEARTBEAT_INTERVAL_MS = 250;
+/** The feed counts as lost when the newest heartbeat heard was sent longer ago than this. */
+export const MAX_SILENCE_MS = 1000;
+
+const HEARTBEAT_PREFIX = 'heartbeat:';
+
+export interface ChangeFeedHandlers {
+  /** Profiles changed (only called while the feed is live). */
+  onChange(change: ProfileChange): void;
+  /** The feed can vouch for every change from now on; whatever was missed before is unknown. */
+  onLive(): void;
+  /** The feed can no longer vouch for hearing every change. */
+  onLost(reason: string): void;
+}
+
+export interface ChangeFeed {
+  readonly live: boolean;
+  close(): Promise<void>;
+}
+
+/** Tracks whether the feed is live and tells the handlers on every transition. */
+class Liveness {
+  live = false;
+
+  constructor(private readonly handlers: ChangeFeedHandlers) {}
+
+  up(): void {
+    if (this.live) return;
+    this.live = true;
+    this.handlers.onLive();
+  }
+
+  down(reason: string): void {
+    if (!this.live) return;
+    this.live = false;
+    this.handlers.onLost(reason);
+  }
+}
+
+export interface PostgresFeedOptions {
+  /** The pool the heartbeats are sent through. */
+  pool: postgres.Sql;
+  /** A new client for the LISTEN (postgres.js opens one connection of its own for it). */
+  connectListener: () => postgres.Sql;
+  heartbeatIntervalMs?: number;
+  maxSilenceMs?: number;
+  now?: () => number;
+}
+
+export async function listenToPostgres(
+  options: PostgresFeedOptions,
+  handlers: ChangeFeedHandlers,
+): Promise<ChangeFeed> {
+  const { pool, connectListener } = options;
+  const intervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
+  const maxSilenceMs = options.maxSilenceMs ?? MAX_SILENCE_MS;
+  const now = options.now ?? Date.now;
+  const liveness = new Liveness(handlers);
+  // Heartbeats of other processes are on the same channel; this feed only trusts its own.
+  const feedId = randomUUID();
+  let newestHeardSentAt = 0;
+  let listening = false;
+  let closed = false;
+
+  const onNotification = (payload: string) => {
+    if (payload.startsWith(HEARTBEAT_PREFIX)) {
+      const [id, sentAt] = payload.slice(HEARTBEAT_PREFIX.length).split('@');
+      if (id === feedId) newestHeardSentAt = Math.max(newestHeardSentAt, Number(sentAt));
+      return;
+    }
+    if (liveness.live) handlers.onChange(parseChangePayload(payload));
+  };
+
+  let listener: postgres.Sql | undefined;
+  let listenStartedAt = 0;
+  const listen = async () => {
+    listenStartedAt = now();
+    const previous = listener;
+    listener = connectListener();
+    await previous?.end({ timeout: 0 });
+    try {
+      // onlisten runs after every (re)established LISTEN; a change committed while the
+      // connection was gone was never heard, hence the heartbeat check before going live.
+      await listener.listen(PROFILE_CHANGES_CHANNEL, onNotification, () => {
+        listening = true;
+      });
+    } catch {
+      listening = false; // a later tick tries again with a new client
+    }
+  };
+
+  // Neither waits for the other, and neither is started again while it is still pending: a
+  // database that hangs must not pile up heartbeats or LISTEN attempts.
+  let heartbeatPending = false;
+  let relistening = false;
+  const tick = () => {
+    if (now() - newestHeardSentAt > maxSilenceMs) liveness.down('no heartbeat heard in time');
+    else if (listening) liveness.up();
+    if (!heartbeatPending) {
+      heartbeatPending = true;
+      const payload = `${HEARTBEAT_PREFIX}${feedId}@${now()}`;
+      pool`select pg_notify(${PROFILE_CHANGES_CHANNEL}, ${payload})`.then(
+        () => {
+          heartbeatPending = false;
+        },
+        () => {
+          heartbeatPending = false;
+          // The database cannot be reached: nothing it says can be vouched for, starting now.
+          liveness.down('heartbeat failed');
+        },
+      );
+    }
+    const silentFor = now() - Math.max(newestHeardSentAt, listenStartedAt);
+    if (!liveness.live && silentFor > maxSilenceMs * 2 && !relistening && !closed) {
+      relistening = true;
+      listening = false;
+      void listen().finally(() => {
+        relistening = false;
+      });
+    }
+  };
+
+  await listen();
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+
+  return {
+    get live() {
+      return !closed && liveness.live && now() - newestHeardSentAt <= maxSilenceMs;
+    },
+    async close() {
+      closed = true;
+      clearInterval(timer);
+      await listener?.end({ timeout: 0 });
+    },
+  };
+}
+
+/** PGlite: this process is the only writer; its own LISTEN hears every change. */
+export async function listenToPglite(client: PGlite, handlers: ChangeFeedHandlers): Promise<ChangeFeed> {
+  const liveness = new Liveness(handlers);
+  const unlisten = await client.listen(PROFILE_CHANGES_CHANNEL, (payload) => {
+    handlers.onChange(parseChangePayload(payload));
+  });
+  liveness.up();
+  return {
+    get live() {
+      return liveness.live;
+    },
+    async close() {
+      // The database may already be closed (tests close it first); there is nothing to undo then.
+      await unlisten().catch(() => {});
+    },
+  };
+}

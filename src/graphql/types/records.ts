@@ -1,0 +1,168 @@
+/**
+ * Records in GraphQL: the ProfileRecord interface and its typed variants. A record gets a typed
+ * variant only when its type is one of the specification's and its value has that type's shape;
+ * everything else is a GenericRecord, so no stored record is ever dropped or made to fail.
+ * Map entries come in stored order (see src/profiles/record-value.ts).
+ */
+import type { ProfileRecord } from '../../profiles/profile.js';
+import { CRYPTO_KEYS, isStringMap, phoneNumbers, SOCIAL_KEYS } from '../../profiles/record-types.js';
+import { builder } from '../builder.js';
+
+const TEXT_RECORD_TYPES: ReadonlySet<string> = new Set(['name', 'email', 'website', 'tg_bot', 'web_url', 'web3_url']);
+const GENERAL_MAP_RECORD_TYPES: ReadonlySet<string> = new Set(['link', 'notes', 'img']);
+
+export type RecordVariant =
+  | 'TextRecord'
+  | 'PhoneRecord'
+  | 'SocialRecord'
+  | 'CryptoRecord'
+  | 'MapRecord'
+  | 'GenericRecord';
+
+export function recordVariant({ type, value }: Pick<ProfileRecord, 'type' | 'value'>): RecordVariant {
+  if (typeof value === 'string') {
+    if (TEXT_RECORD_TYPES.has(type)) return 'TextRecord';
+    return type === 'phone' ? 'PhoneRecord' : 'GenericRecord';
+  }
+  if (isStringMap(value)) {
+    if (type === 'social') return 'SocialRecord';
+    if (type === 'crypto') return 'CryptoRecord';
+    if (GENERAL_MAP_RECORD_TYPES.has(type)) return 'MapRecord';
+  }
+  return 'GenericRecord';
+}
+
+interface RecordEntryShape {
+  key: string;
+  value: string;
+}
+
+/** The entries of a map value in stored order. */
+function entriesOf(value: unknown): RecordEntryShape[] {
+  if (!isStringMap(value)) return [];
+  return Object.entries(value).map(([key, entry]) => ({ key, value: entry }));
+}
+
+/** One entry of a map value; own keys only, so `constructor` or `__proto__` find nothing by accident. */
+function entryOf(value: unknown, key: string): string | null {
+  if (!isStringMap(value) || !Object.hasOwn(value, key)) return null;
+  return value[key] ?? null;
+}
+
+/** The string of a string value (variants guarantee the shape; this keeps the types honest). */
+function textOf(value: unknown): string {
+  if (typeof value !== 'string') throw new TypeError('record value is not a string');
+  return value;
+}
+
+const RecordEntryRef = builder.objectRef<RecordEntryShape>('RecordEntry').implement({
+  description: 'One entry of a map-valued record (social, link, crypto, notes, img).',
+  fields: (t) => ({
+    key: t.exposeString('key', { description: 'The label, e.g. `twitter`, `Blog` or `btc`.' }),
+    value: t.exposeString('value', { description: 'The text under the label: a handle, a URL, an address.' }),
+  }),
+});
+
+export const ProfileRecordRef = builder.interfaceRef<ProfileRecord>('ProfileRecord').implement({
+  description:
+    'A user-defined record of a profile. Locate records by `type`; keys are stored data and may change. ' +
+    'Query the variants with inline fragments for typed values, or `raw` for the value exactly as stored.',
+  resolveType: (record) => recordVariant(record),
+  fields: (t) => ({
+    key: t.string({
+      description: 'The numeric key, as a string (the key of the REST `records` object).',
+      resolve: (record) => String(record.key),
+    }),
+    type: t.exposeString('type', { description: 'The record type, e.g. `name`, `phone`, `social`.' }),
+    raw: t.field({
+      type: 'JSON',
+      description: 'The value exactly as stored: a string, or an object of string to string (the REST value).',
+      resolve: (record) => record.value,
+    }),
+  }),
+});
+
+builder.objectRef<ProfileRecord>('TextRecord').implement({
+  description:
+    'A string record: name, email, website, tg_bot, web_url or web3_url. May be the empty string when unset.',
+  interfaces: [ProfileRecordRef],
+  fields: (t) => ({
+    value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.value) }),
+  }),
+});
+
+builder.objectRef<ProfileRecord>('PhoneRecord').implement({
+  description: 'The phone record: a comma-separated list of numbers.',
+  interfaces: [ProfileRecordRef],
+  fields: (t) => ({
+    value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.value) }),
+    numbers: t.stringList({
+      description: 'The single numbers: the value split on commas, trimmed, blanks left out.',
+      resolve: (record) => phoneNumbers(textOf(record.value)),
+    }),
+  }),
+});
+
+/** A map record with one nullable field per well-known key, besides every entry. */
+function keyedMapRecord(name: string, description: string, keys: readonly string[], what: string) {
+  builder.objectRef<ProfileRecord>(name).implement({
+    description,
+    interfaces: [ProfileRecordRef],
+    fields: (t) => ({
+      entries: t.field({
+        type: [RecordEntryRef],
+        description: 'Every entry, in stored order, also those without a field of their own.',
+        resolve: (record) => entriesOf(record.value),
+      }),
+      ...Object.fromEntries(
+        keys.map((key) => [
+          key,
+          t.string({
+            nullable: true,
+            description: `The ${key} ${what}, or null.`,
+            resolve: (record) => entryOf(record.value, key),
+          }),
+        ]),
+      ),
+    }),
+  });
+}
+
+keyedMapRecord(
+  'SocialRecord',
+  'Social media handles by network. `entries` has every stored key, also ones not listed as fields.',
+  SOCIAL_KEYS,
+  'handle',
+);
+keyedMapRecord(
+  'CryptoRecord',
+  'Wallet addresses by currency. `entries` has every stored key, also ones not listed as fields.',
+  CRYPTO_KEYS,
+  'address',
+);
+
+builder.objectRef<ProfileRecord>('MapRecord').implement({
+  description: 'A record of labels to texts: link (label to URL), notes (label to text) or img (label to image URL).',
+  interfaces: [ProfileRecordRef],
+  fields: (t) => ({
+    entries: t.field({
+      type: [RecordEntryRef],
+      description: 'Every entry, in stored order.',
+      resolve: (record) => entriesOf(record.value),
+    }),
+    entry: t.string({
+      nullable: true,
+      description: 'The value under one label, or null.',
+      args: { key: t.arg.string({ required: true, description: 'The label, e.g. `Blog`.' }) },
+      resolve: (record, args) => entryOf(record.value, args.key),
+    }),
+  }),
+});
+
+builder.objectRef<ProfileRecord>('GenericRecord').implement({
+  description:
+    'A record of a type this API has no variant for, or of a known type whose stored value has another shape. ' +
+    'Read its value from `raw`.',
+  interfaces: [ProfileRecordRef],
+  fields: () => ({}),
+});

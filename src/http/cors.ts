@@ -1,0 +1,45 @@
+/**
+ * The one CORS policy of the service, for every route that browsers may call (`/api/…`,
+ * `/graphql`, WebFinger): any origin, no credentials (the API has none to share), the same
+ * exposed headers everywhere, and preflights answered for a day.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** Response headers a browser script may read. */
+export const EXPOSED_HEADERS = [
+  'ETag',
+  'Retry-After',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'X-Request-Id',
+] as const;
+
+/** Request headers a browser script may send beyond the CORS-safelisted ones. */
+export const ALLOWED_HEADERS = ['Content-Type', 'If-None-Match', 'X-Request-Id'] as const;
+
+const EXPOSE = EXPOSED_HEADERS.join(', ');
+const ALLOW_HEADERS = ALLOWED_HEADERS.join(', ');
+const PREFLIGHT_MAX_AGE_SECONDS = '86400';
+
+/** Adds the policy's headers to an answer of a CORS route. */
+export function applyCors(res: ServerResponse): void {
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', EXPOSE);
+}
+
+export function isPreflight(req: IncomingMessage): boolean {
+  return req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+}
+
+export function answerPreflight(res: ServerResponse, methods: readonly string[]): void {
+  const allowed = methods.join(', ');
+  res.writeHead(204, {
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Allow-Methods': allowed,
+    'Access-Control-Allow-Headers': ALLOW_HEADERS,
+    'Access-Control-Max-Age': PREFLIGHT_MAX_AGE_SECONDS,
+    Allow: allowed,
+  });
+  res.end();
+}

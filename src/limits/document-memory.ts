@@ -1,0 +1,128 @@
+/**
+ * What GraphQL documents may cost in memory and stack, whatever a client sends.
+ *
+ * Parsed documents are cached by their text (Yoga's parser cache, with the caches given here)
+ * so a repeated document is parsed and validated once. The cache is bounded by bytes, not by a
+ * count: a parsed document near the token limit holds over a megabyte (every token object stays
+ * reachable from the AST's locations), so a thousand of them would hold gigabytes. A document
+ * that fails validation is dropped from the cache at once, and failed parses are never cached,
+ * so a rejected document costs nothing after its answer.
+ *
+ * Before parsing, the text's nesting depth is measured: graphql-js parses recursively, and a
+ * document nested a few thousand levels deep overflows the stack. Such a document is a syntax
+ * error of the client's, refused before any recursion.
+ */
+import { type DocumentNode, GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+
+/** The parsed-document cache holds at most this much, estimated from the documents' text. */
+export const DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Bytes of heap per character of document text, measured with `process.memoryUsage()` on
+ * documents of aliased fields near the token limit (about 50); rounded up.
+ */
+export const HEAP_BYTES_PER_DOCUMENT_CHARACTER = 64;
+
+/**
+ * Braces, brackets and parentheses open at once. Legitimate documents nest a few levels
+ * (MAX_DEPTH of graphql-armor.ts counts fields; arguments and lists add a few more).
+ */
+export const MAX_NESTING = 64;
+
+interface Cache<T> {
+  get(key: string): T | undefined;
+  set(key: string, value: T): void;
+}
+
+export interface DocumentCaches {
+  /** For Yoga's `parserAndValidationCache` option. */
+  options: { documentCache: Cache<DocumentNode>; errorCache: Cache<unknown>; validationCache: true };
+  /** Yoga plugin: drops documents that fail validation, refuses documents nested too deep. */
+  plugin: Plugin;
+  /** The cache's estimated size in bytes (for tests and metrics). */
+  estimatedBytes(): number;
+}
+
+export function createDocumentCaches(maxBytes = DOCUMENT_CACHE_BYTES): DocumentCaches {
+  const documents = new LRUCache<string, DocumentNode>({
+    maxSize: maxBytes,
+    sizeCalculation: (_document, text) => Math.max(1, text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER),
+  });
+  const textOf = new WeakMap<DocumentNode, string>();
+  const documentCache: Cache<DocumentNode> = {
+    get: (text) => documents.get(text),
+    set(text, document) {
+      // A document too large for the whole cache is not kept at all.
+      if (text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER > maxBytes) return;
+      documents.set(text, document);
+      textOf.set(document, text);
+    },
+  };
+  const errorCache: Cache<unknown> = { get: () => undefined, set: () => {} };
+
+  const plugin: Plugin = {
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        refuseDeepNesting(typeof source === 'string' ? source : source.body);
+        return parseFn(source, options);
+      });
+    },
+    onValidate({ params }) {
+      return ({ valid }) => {
+        if (valid) return;
+        const text = textOf.get(params.documentAST);
+        if (text !== undefined) documents.delete(text);
+      };
+    },
+  };
+
+  return {
+    options: { documentCache, errorCache, validationCache: true },
+    plugin,
+    estimatedBytes: () => documents.calculatedSize,
+  };
+}
+
+/**
+ * Throws a syntax error when brackets nest deeper than MAX_NESTING. Strings (plain and block)
+ * and comments are skipped, so a bracket inside them does not count; the scan is linear and
+ * allocates nothing.
+ */
+export function refuseDeepNesting(text: string): void {
+  let depth = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const char = text.charCodeAt(i);
+    if (char === 0x23 /* # */) {
+      while (i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d) i += 1;
+    } else if (char === 0x22 /* " */) {
+      i = endOfString(text, i);
+    } else if (char === 0x7b || char === 0x5b || char === 0x28 /* { [ ( */) {
+      depth += 1;
+      if (depth > MAX_NESTING) {
+        throw new GraphQLError(`Syntax Error: brackets nest more than ${MAX_NESTING} levels deep.`, {
+          extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
+        });
+      }
+    } else if (char === 0x7d || char === 0x5d || char === 0x29 /* } ] ) */) {
+      depth = Math.max(0, depth - 1);
+    }
+  }
+}
+
+/** The index of the closing quote of the string starting at `start` (or the text's end). */
+function endOfString(text: string, start: number): number {
+  if (text.startsWith('"""', start)) {
+    // In a block string only \""" escapes; it does not end the string.
+    let end = text.indexOf('"""', start + 3);
+    while (end > 0 && text.charCodeAt(end - 1) === 0x5c) end = text.indexOf('"""', end + 3);
+    return end < 0 ? text.length : end + 2;
+  }
+  for (let i = start + 1; i < text.length; i += 1) {
+    const char = text.charCodeAt(i);
+    if (char === 0x5c /* \ */) i += 1;
+    else if (char === 0x22 || char === 0x0a || char === 0x0d) return i;
+  }
+  return text.length;
+}

@@ -1,0 +1,42 @@
+/**
+ * The per-request DataLoaders: every lookup of one request (aliases, `profiles`, batch REST
+ * calls) goes through them, so a request costs one statement however many profiles it names.
+ * They live for one request and cache nothing across requests (the service's profile cache
+ * does that, with invalidation). Keys are canonical names: the service validates first.
+ */
+import DataLoader from 'dataloader';
+import type { DatabaseHandle } from '../db/database.js';
+import { findProfilesByNames, isOwnerOrCreator } from '../db/queries.js';
+import { Profile } from '../profiles/profile.js';
+
+/** One owner-check question: a canonical name ID and an e-mail in comparison form. */
+export interface OwnershipQuestion {
+  name: string;
+  emailKey: string;
+}
+
+export interface Loaders {
+  /** Profiles with their records, by canonical name ID; null where there is none. */
+  profileByName: DataLoader<string, Profile | null>;
+  /** Whether the e-mail owns the namespace of the name or created it. */
+  ownership: DataLoader<OwnershipQuestion, boolean, string>;
+}
+
+export function createLoaders(database: DatabaseHandle): Loaders {
+  const { db } = database;
+  return {
+    profileByName: new DataLoader(async (names: readonly string[]) => {
+      const rows = await database.guard(() => findProfilesByNames(db, names));
+      const found = new Map(rows.map((row) => [row.name, new Profile(row)]));
+      return names.map((name) => found.get(name) ?? null);
+    }),
+    ownership: new DataLoader(
+      // Owner checks are rate-limited to a handful per minute, so one small statement each is fine.
+      (questions: readonly OwnershipQuestion[]) =>
+        Promise.all(
+          questions.map((question) => database.guard(() => isOwnerOrCreator(db, question.name, question.emailKey))),
+        ),
+      { cacheKeyFn: (question) => `${question.name}\n${question.emailKey}` },
+    ),
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * A profile as the service reads it, and its public document: the exact JSON of the contract's
+ * profile lookup (`name, description, image, attributes, records`, in that order).
+ *
+ * The records arrive as the stored JSON text of the `records` object, built by the database in
+ * ascending key order with every value's text as stored. The document embeds that text as it
+ * is, so map entries keep their stored order and the hot path parses and re-serialises nothing;
+ * GraphQL reads the records parsed, on first use. A Profile is immutable, so what is derived
+ * from it is computed once and kept with it, and an in-memory cache of profiles is a cache of
+ * ready answers.
+ */
+import { codePointLength } from '../names/name-id.js';
+import { hasArrayIndexKey, parseOrdered, type RecordValue } from './record-value.js';
+
+export interface ProfileRecord {
+  key: number;
+  type: string;
+  value: RecordValue;
+}
+
+/** The columns of a profile lookup: what the database hands the service. */
+export interface ProfileRow {
+  id: number;
+  /** Canonical name ID. */
+  name: string;
+  localPart: string;
+  namespace: string;
+  description: string;
+  image: string;
+  level: number;
+  /** Hash of the public content: the strong ETag. */
+  contentHash: string;
+  /** The contract's `records` object as JSON text: keys ascending, values as stored. */
+  recordsJson: string;
+}
+
+export class Profile {
+  readonly id: number;
+  readonly name: string;
+  readonly localPart: string;
+  readonly namespace: string;
+  readonly description: string;
+  readonly image: string;
+  readonly level: number;
+  readonly contentHash: string;
+  readonly recordsJson: string;
+  #records: readonly ProfileRecord[] | undefined;
+  #document: Buffer | undefined;
+
+  constructor(row: ProfileRow) {
+    this.id = row.id;
+    this.name = row.name;
+    this.localPart = row.localPart;
+    this.namespace = row.namespace;
+    this.description = row.description;
+    this.image = row.image;
+    this.level = row.level;
+    this.contentHash = row.contentHash;
+    this.recordsJson = row.recordsJson;
+  }
+
+  /** Characters (Unicode code points) of the canonical name: the `length` trait. */
+  get length(): number {
+    return codePointLength(this.name);
+  }
+
+  /** The strong ETag of the profile's public content. */
+  get etag(): string {
+    return `"${this.contentHash}"`;
+  }
+
+  /** Every record, in ascending key order, map entries in stored order. */
+  get records(): readonly ProfileRecord[] {
+    this.#records ??= parseRecords(this.recordsJson);
+    return this.#records;
+  }
+
+  /** The profile lookup's JSON document, as UTF-8 bytes. */
+  get document(): Buffer {
+    this.#document ??= Buffer.from(this.documentText());
+    return this.#document;
+  }
+
+  private documentText(): string {
+    const name = JSON.stringify(this.name);
+    return (
+      `{"name":${name},"description":${JSON.stringify(this.description)},"image":${JSON.stringify(this.image)},` +
+      `"attributes":[{"trait_type":"domain","value":${name}},{"trait_type":"level","value":${this.level}},` +
+      `{"trait_type":"length","value":${this.length}}],"records":${this.recordsJson}}`
+    );
+  }
+}
+
+type StoredRecords = Record<string, { type: string; value: RecordValue }>;
+
+/**
+ * The records of a `records` object text. Its keys are record numbers, which JavaScript orders
+ * ascending, as the contract wants; only a map value with a key that looks like a number needs
+ * the slower reading that keeps stored order.
+ */
+function parseRecords(json: string): ProfileRecord[] {
+  let stored = JSON.parse(json) as StoredRecords;
+  if (Object.values(stored).some((record) => hasArrayIndexKey(record.value))) {
+    stored = parseOrdered(json) as StoredRecords;
+  }
+  return Object.entries(stored).map(([key, record]) => ({ key: Number(key), type: record.type, value: record.value }));
+}

@@ -1,0 +1,56 @@
+/**
+ * How the service's errors become REST answers: the status code and body of the contract, with
+ * `Retry-After` where a client should come back later and the RateLimit-* headers whenever
+ * the failed call drew on a budget. Anything that is not a service error is a 500 without
+ * details, logged once with the request id.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { describeDatabaseError } from '../db/errors.js';
+import { sendError, sendJson } from '../http/respond.js';
+import type { Logger } from '../ops/logger.js';
+import { InvalidInputError, RateLimitedError, ServiceError, UnavailableError } from '../service/errors.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+
+export const INTERNAL_SERVER_ERROR_MESSAGE = 'Internal server error';
+
+interface ErrorAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: OutgoingHttpHeaders;
+}
+
+function answerFor(error: ServiceError): ErrorAnswer {
+  const headers = rateLimitHeaders(error.rateLimit);
+  if (error instanceof RateLimitedError || error instanceof UnavailableError) {
+    const status = error instanceof RateLimitedError ? 429 : 503;
+    return { status, body: { error: error.message }, headers: { ...headers, 'Retry-After': error.retryAfterSeconds } };
+  }
+  // A batch names the first invalid name, as the client gave it.
+  const name = error instanceof InvalidInputError ? error.details.name : undefined;
+  return {
+    status: 400,
+    body: typeof name === 'string' ? { error: error.message, name } : { error: error.message },
+    headers,
+  };
+}
+
+export function sendServiceError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: unknown,
+  headers: OutgoingHttpHeaders,
+  logger: Logger,
+): void {
+  if (!(error instanceof ServiceError)) {
+    // The innermost cause only: Drizzle's wrapper repeats the SQL and its parameters.
+    logger.error(
+      { requestId: res.getHeader('x-request-id'), reason: describeDatabaseError(error) },
+      'REST request failed',
+    );
+    if (res.headersSent) res.destroy();
+    else sendError(req, res, 500, INTERNAL_SERVER_ERROR_MESSAGE, headers);
+    return;
+  }
+  const answer = answerFor(error);
+  sendJson(req, res, answer.status, answer.body, { ...headers, ...answer.headers });
+}

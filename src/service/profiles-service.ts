@@ -1,0 +1,158 @@
+/**
+ * The profiles service: the one implementation of every question the API answers. REST handlers
+ * and GraphQL resolvers are thin callers of it, so both surfaces share the validation and
+ * canonicalisation, the rate-limit budgets, the cache, the loaders, the queries and the error
+ * model (./errors.ts), and cannot drift apart.
+ *
+ * Every call draws on its budget first (valid or not, as the contract counts requests), then
+ * validates, then answers from the profile cache or the request's loaders. An outcome carries
+ * the budget decision, which REST turns into RateLimit-* headers.
+ */
+
+import type { DatabaseHandle } from '../db/database.js';
+import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
+import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
+import { createLoaders, type Loaders } from '../loaders/loaders.js';
+import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../names/email.js';
+import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
+import type { Logger } from '../ops/logger.js';
+import type { Profile } from '../profiles/profile.js';
+import { InvalidInputError, RateLimitedError, UnavailableError } from './errors.js';
+import type { ProfileCache } from './profile-cache.js';
+import type { ServiceRequest } from './request.js';
+
+export const MISSING_PARAMETERS_MESSAGE = 'Both email and name parameters are required';
+/** Bounds the work of one call; a client with more names sends several. */
+export const MAX_NAMES_PER_REQUEST = 100;
+export const TOO_MANY_NAMES_MESSAGE = `At most ${MAX_NAMES_PER_REQUEST} names per request`;
+
+/** An answer and the budget decision it cost (undefined when that budget is switched off). */
+export interface Outcome<T> {
+  value: T;
+  rateLimit: RateLimitDecision | undefined;
+}
+
+export interface OwnerCheckInput {
+  email?: string | null | undefined;
+  name?: string | null | undefined;
+}
+
+export interface OwnerCheckResult {
+  hasCreated: boolean;
+  /** The e-mail as given, trimmed. */
+  email: string;
+  /** The name ID as given, trimmed. */
+  name: string;
+}
+
+export interface ProfilesService {
+  /** The profile of a name ID (any case, NFC or not), or null. One point of the profile budget. */
+  lookupProfile(request: ServiceRequest, name: string): Promise<Outcome<Profile | null>>;
+  /**
+   * Up to MAX_NAMES_PER_REQUEST profiles, in the order asked, null where a name has none. One
+   * point of the profile budget per distinct name; any invalid name fails the whole call.
+   */
+  lookupProfiles(request: ServiceRequest, names: readonly string[]): Promise<Outcome<Array<Profile | null>>>;
+  /** Whether an e-mail owns the namespace of a name or created it. One point of the owner-check budget. */
+  checkOwner(request: ServiceRequest, input: OwnerCheckInput): Promise<Outcome<OwnerCheckResult>>;
+}
+
+export interface ProfilesServiceDeps {
+  database: DatabaseHandle;
+  limits: RateLimits;
+  cache: ProfileCache;
+  logger: Logger;
+}
+
+export function createProfilesService({ database, limits, cache, logger }: ProfilesServiceDeps): ProfilesService {
+  const loadersOf = (request: ServiceRequest): Loaders => {
+    request.loaders ??= createLoaders(database);
+    return request.loaders;
+  };
+
+  /** A read of the database; its unavailability becomes the service's UnavailableError. */
+  const read = async <T>(request: ServiceRequest, rateLimit: RateLimitDecision | undefined, work: () => Promise<T>) => {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      if (!request.unavailableLogged) {
+        request.unavailableLogged = true;
+        logger.warn({ requestId: request.requestId, reason: describeDatabaseError(error) }, 'database unavailable');
+      }
+      throw new UnavailableError(error, rateLimit);
+    }
+  };
+
+  const loadProfiles = async (
+    request: ServiceRequest,
+    names: readonly string[],
+    rateLimit: RateLimitDecision | undefined,
+  ): Promise<Array<Profile | null>> => {
+    const answers = names.map((name) => cache.get(name));
+    const missing = names.filter((_, index) => answers[index] === undefined);
+    if (missing.length === 0) return answers as Array<Profile | null>;
+    const ticket = cache.ticket();
+    // One failure fails the call once, rather than once per name as loadMany would report it.
+    const loaded = await read(request, rateLimit, () =>
+      Promise.all(missing.map((name) => loadersOf(request).profileByName.load(name))),
+    );
+    missing.forEach((name, index) => {
+      cache.fill(name, loaded[index] ?? null, ticket);
+    });
+    const byName = new Map(missing.map((name, index) => [name, loaded[index] ?? null]));
+    return names.map((name, index) => answers[index] ?? byName.get(name) ?? null);
+  };
+
+  return {
+    async lookupProfile(request, rawName) {
+      const rateLimit = await spend(limits.profile, request, 1);
+      const name = parseNameId(rawName);
+      if (name === null) throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit);
+      const [profile = null] = await loadProfiles(request, [name.name], rateLimit);
+      return { value: profile, rateLimit };
+    },
+
+    async lookupProfiles(request, rawNames) {
+      if (rawNames.length > MAX_NAMES_PER_REQUEST) {
+        throw new InvalidInputError(TOO_MANY_NAMES_MESSAGE, undefined, { maxNames: MAX_NAMES_PER_REQUEST });
+      }
+      if (rawNames.length === 0) return { value: [], rateLimit: undefined };
+      const distinct = new Set(rawNames.map(canonicalName)).size;
+      const rateLimit = await spend(limits.profile, request, distinct);
+      const parsed = rawNames.map((name) => parseNameId(name));
+      const invalidIndexes = parsed.flatMap((name, index) => (name === null ? [index] : []));
+      const [firstInvalid] = invalidIndexes;
+      if (firstInvalid !== undefined) {
+        throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit, { name: rawNames[firstInvalid], invalidIndexes });
+      }
+      const names = parsed.map((name) => name?.name ?? '');
+      return { value: await loadProfiles(request, names, rateLimit), rateLimit };
+    },
+
+    async checkOwner(request, input) {
+      const rateLimit = await spend(limits.ownerCheck, request, 1);
+      const email = input.email?.trim() ?? '';
+      const name = input.name?.trim() ?? '';
+      if (email === '' || name === '') throw new InvalidInputError(MISSING_PARAMETERS_MESSAGE, rateLimit);
+      if (!isValidEmail(email)) throw new InvalidInputError(INVALID_EMAIL_MESSAGE, rateLimit);
+      const nameId = parseNameId(name);
+      if (nameId === null) throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit);
+      const question = { name: nameId.name, emailKey: emailKey(email) };
+      const hasCreated = await read(request, rateLimit, () => loadersOf(request).ownership.load(question));
+      return { value: { hasCreated, email, name }, rateLimit };
+    },
+  };
+}
+
+/** Takes `points` from the client's budget; throws RateLimitedError when it is spent. */
+async function spend(
+  limiter: RateLimiter | null,
+  request: ServiceRequest,
+  points: number,
+): Promise<RateLimitDecision | undefined> {
+  if (limiter === null) return undefined; // this budget is switched off
+  const decision = await limiter.consume(request.clientKey, points);
+  if (!decision.allowed) throw new RateLimitedError(decision);
+  return decision;
+}
