@@ -7,6 +7,7 @@ import type { Config } from './config/config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
 import type { GraphQLServices } from './graphql/context.js';
+import { registerGraphiQLAssetRoutes } from './graphql/graphiql.js';
 import { contextForNodeRequest, createGraphQLServer, GRAPHQL_ENDPOINT, schema } from './graphql/yoga.js';
 import { requestIdOf } from './http/request-id.js';
 import { createRouter } from './http/router.js';
@@ -44,6 +45,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     // Yoga's Node listener answers on `res` itself and hands `{ req, res }` to the context factory.
     void graphql.requestListener(req, res);
   });
+  registerGraphiQLAssetRoutes(router, logger);
   registerRestRoutes(router, {
     schema,
     config,

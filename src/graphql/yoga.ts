@@ -7,6 +7,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from '../limits/graphql-armor.js';
 import { createRequestContext, type GraphQLServices, type RequestContext } from './context.js';
 import { maskError } from './errors.js';
+import { renderGraphiQL } from './graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from './graphiql-example.js';
 import { contextForNodeRequest, UNKNOWN_CLIENT_IP } from './node-context.js';
 import { schema } from './schema.js';
@@ -38,6 +39,8 @@ export function createGraphQLServer(services: GraphQLServices, options: GraphQLS
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     graphiql: { title: 'Name profiles: GraphQL', defaultQuery: GRAPHIQL_EXAMPLE_QUERY },
+    // Served from this process (no CDN); see ./graphiql.ts.
+    renderGraphiQL,
     batching: GRAPHQL_BATCHING,
     logging: yogaLogger(logger),
     maskedErrors: {
