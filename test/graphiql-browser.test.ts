@@ -4,7 +4,6 @@
  * Monaco's workers, favicon, introspection, the query) answered by the service itself, so it
  * works offline and behind a firewall.
  */
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
@@ -20,8 +19,7 @@ describe('GraphiQL in headless Chromium', () => {
   let testDb: TestDatabase;
   let handle: DatabaseHandle;
   let server: TestServer;
-  let browser: TestBrowser;
-  let page: Page;
+  let browser: TestBrowser | undefined;
 
   beforeAll(async () => {
     // The page under test is the same on every database kind; PGlite is enough.
@@ -29,8 +27,6 @@ describe('GraphiQL in headless Chromium', () => {
     handle = await testDb.open();
     await seedDemoData(handle.db);
     server = await startTestServer(handle);
-    browser = await launchChromium();
-    page = await browser.newPage();
   });
   afterAll(async () => {
     await browser?.close();
@@ -42,6 +38,9 @@ describe('GraphiQL in headless Chromium', () => {
   it(
     'opens with the example query, runs it and shows the docs, using only this server',
     async () => {
+      // In the test rather than beforeAll, so that a missing Chromium counts as this test failing.
+      browser = await launchChromium();
+      const page = await browser.newPage();
       reportOnFailure(browser, page, 'graphiql-browser');
       // Not waiting for the load event: a page that reaches for an unreachable host would hang there.
       await page.goto(`${server.url}/graphql`, { waitUntil: 'commit' });
