@@ -1,9 +1,9 @@
 /**
  * GraphiQL served by the service itself, so that it works offline and behind a firewall. Yoga's
- * own page loads its stylesheet, script, Monaco workers and favicon from public CDNs; this one
- * is a small page whose assets come from `@graphql-yoga/render-graphiql` (the same build, shipped
- * in the npm package) and are answered here as separate responses under content-hashed URLs, so a
- * browser fetches the ~9 MB (2.4 MB gzipped) once and keeps it. The page has no inline script,
+ * own page loads its stylesheet, script, Monaco workers and favicon from public CDNs (and the
+ * build it pins ignores `defaultQuery`); this one is a small page whose assets come from the npm
+ * package `@graphql-yoga/render-graphiql` and are answered here as separate responses under
+ * content-hashed URLs, so a browser fetches the ~9 MB (2.4 MB gzipped) once and keeps it. The page has no inline script,
  * which leaves room for a Content-Security-Policy of `script-src 'self'`.
  *
  * The assets are loaded on first use: importing the package costs ~50 MB of memory and ~120 ms,
@@ -37,7 +37,7 @@ interface Asset {
   /** Strong validator of the identity body; the gzipped body has its own (RFC 9110, 8.8.3). */
   etag: string;
   gzipEtag: string;
-  /** Made on the first request that accepts gzip; undefined when gzip does not pay. */
+  /** Made on the first request for the asset; undefined when gzip does not pay. */
   gzipped?: Promise<Buffer | undefined>;
 }
 
