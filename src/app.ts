@@ -12,6 +12,7 @@ import type { Config } from './config/config.js';
 import type { ChangeFeed } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
+import { registerGraphiQLAssetRoutes } from './graphql/graphiql.js';
 import { createGraphQLServer, GRAPHQL_ENDPOINT } from './graphql/yoga.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
@@ -54,6 +55,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const graphql = createGraphQLServer({ profiles, config, logger, plugins: [operations.graphqlPlugin] });
   // Yoga's Node listener answers on `res` itself and hands `{ req, res }` to the context factory.
   router.on(['GET', 'POST'], GRAPHQL_ENDPOINT, (req, res) => void graphql.requestListener(req, res), { cors: true });
+  registerGraphiQLAssetRoutes(router, logger);
 
   return {
     config,

@@ -14,6 +14,7 @@ import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
 import type { GraphQLContext } from './context.js';
 import { maskError } from './errors.js';
+import { renderGraphiQL } from './graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from './graphiql-example.js';
 import { schema } from './schema.js';
 import { yogaLogger } from './yoga-logger.js';
@@ -48,6 +49,8 @@ export function createGraphQLServer({ profiles, config, logger, plugins = [] }: 
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     graphiql: { title: 'Name profiles: GraphQL', defaultQuery: GRAPHIQL_EXAMPLE_QUERY },
+    // Served from this process (no CDN); see ./graphiql.ts.
+    renderGraphiQL,
     batching: GRAPHQL_BATCHING,
     // The service's one CORS policy (src/http/cors.ts) applies to /graphql like to /api.
     cors: false,
