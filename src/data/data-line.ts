@@ -21,6 +21,7 @@ import type { RecordValue } from '../db/schema.js';
 import { isValidEmail, MAX_EMAIL_LENGTH } from '../names/email.js';
 import { canonicalName, codePointLength, isValidNamePart, parseNameId, parseNamespace } from '../names/name-id.js';
 import { recordValueProblem } from '../profiles/record-types.js';
+import { hasArrayIndexKey, parseOrdered } from '../profiles/record-value.js';
 
 export interface NamespaceLine {
   kind: 'namespace';
@@ -97,7 +98,14 @@ export function parseDataLine(text: string): LineResult {
   } catch (error) {
     return { ok: false, reason: `invalid JSON (${error instanceof Error ? error.message : String(error)})` };
   }
+  // JSON.parse lists keys like "2024" first; a map value with one is read again in file order.
+  if (recordValuesMayBeReordered(parsed)) parsed = parseOrdered(text);
   return validateDataObject(parsed);
+}
+
+function recordValuesMayBeReordered(line: unknown): boolean {
+  if (!isPlainObject(line) || !isPlainObject(line.records)) return false;
+  return Object.values(line.records).some((entry) => isPlainObject(entry) && hasArrayIndexKey(entry.value));
 }
 
 /** Validates an already parsed line object (the demo data uses this too). */

@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { asc, between, gt, sql } from 'drizzle-orm';
 import type { Database } from '../db/database.js';
 import { namespaces, profiles, type RecordValue, records } from '../db/schema.js';
+import { parseJsonKeepingOrder } from '../profiles/record-value.js';
 import { type DataLine, type DataRecord, toDataObject } from './data-line.js';
 
 export interface ExportCounts {
@@ -97,7 +98,7 @@ async function* profilePages(db: Database, pageSize: number): AsyncGenerator<Dat
     for (const { profileId, key, type, value } of await recordsOf(db, first.id, last)) {
       const list = recordsByProfile.get(profileId) ?? [];
       if (list.length === 0) recordsByProfile.set(profileId, list);
-      list.push({ key, type, value: JSON.parse(value) as RecordValue });
+      list.push({ key, type, value: parseJsonKeepingOrder(value) as RecordValue });
     }
     yield rows.map(({ id, ...profile }) => ({ kind: 'profile', ...profile, records: recordsByProfile.get(id) ?? [] }));
     after = last;
