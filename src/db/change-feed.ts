@@ -3,7 +3,9 @@
  * profiles changed, and whether it can vouch for having heard of every change.
  *
  * PostgreSQL: a client of its own LISTENs (postgres.js's `listen`, which listens again after a
- * reconnect, but gives up when that first attempt fails: then the feed replaces the client). A lost connection says nothing, and a silent one (a network
+ * reconnect, but gives up when that first attempt fails: then the feed replaces the client).
+ * Notifications sent while the connection was gone are lost, so every LISTEN after the first
+ * makes the feed lost (its listeners drop what they cached) until a heartbeat is heard again. A lost connection says nothing, and a silent one (a network
  * black hole) says nothing either, so the feed proves itself: every HEARTBEAT_INTERVAL_MS it
  * sends a heartbeat notification through the ordinary pool and waits to hear it back. PostgreSQL
  * delivers notifications in commit order, so hearing a heartbeat sent at time t means every
@@ -95,6 +97,7 @@ export async function listenToPostgres(
 
   let listener: postgres.Sql | undefined;
   let listenStartedAt = 0;
+  let listens = 0;
   const listen = async () => {
     listenStartedAt = now();
     const previous = listener;
@@ -104,6 +107,8 @@ export async function listenToPostgres(
       // onlisten runs after every (re)established LISTEN; a change committed while the
       // connection was gone was never heard, hence the heartbeat check before going live.
       await listener.listen(PROFILE_CHANGES_CHANNEL, onNotification, () => {
+        listens += 1;
+        if (listens > 1) liveness.down('the listening connection was replaced: changes in between were not heard');
         listening = true;
       });
     } catch {

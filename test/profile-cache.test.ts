@@ -1,0 +1,273 @@
+/**
+ * Hot profiles from memory, never stale: the profile cache answers repeated lookups without the
+ * database, forgets what a change notification names, and stops answering as soon as it cannot
+ * vouch for having heard every change (a lost or replaced listening connection, no heartbeat).
+ */
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.js';
+import { type ChangeFeed, listenToPostgres, MAX_SILENCE_MS } from '../src/db/change-feed.js';
+import { notifyProfileChanges, type ProfileChange } from '../src/db/change-notifications.js';
+import type { Database, DatabaseHandle } from '../src/db/database.js';
+import { profiles } from '../src/db/schema.js';
+import { createRateLimits } from '../src/limits/create-rate-limits.js';
+import { createLogger } from '../src/ops/logger.js';
+import { contentHash } from '../src/profiles/content-hash.js';
+import { Profile } from '../src/profiles/profile.js';
+import { ProfileCache } from '../src/service/profile-cache.js';
+import { createProfilesService } from '../src/service/profiles-service.js';
+import { ServiceRequest } from '../src/service/request.js';
+import { startTestServer, type TestServer } from './support/app-server.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { StatementLog } from './support/graphql-client.js';
+import { insertGraphQLFixtures } from './support/graphql-fixtures.js';
+
+const logger = createLogger('silent', { pretty: false });
+
+function profileNamed(name: string): Profile {
+  return new Profile({
+    id: 1,
+    name,
+    localPart: name.split('@')[0]!,
+    namespace: name.split('@')[1]!,
+    description: '',
+    image: '',
+    level: 0,
+    contentHash: 'hash',
+    recordsJson: '{}',
+  });
+}
+
+describe('ProfileCache', () => {
+  it('answers only while its feed is live, and fills only then', () => {
+    let live = false;
+    const cache = new ProfileCache(10, () => live);
+    cache.fill('a@x', profileNamed('a@x'), cache.ticket());
+    live = true;
+    expect(cache.get('a@x')).toBeUndefined();
+    cache.fill('a@x', profileNamed('a@x'), cache.ticket());
+    expect(cache.get('a@x')?.name).toBe('a@x');
+    live = false;
+    expect(cache.get('a@x')).toBeUndefined();
+  });
+
+  it('keeps names without a profile, forgets evicted names, and drops fills of loads older than an eviction', () => {
+    const cache = new ProfileCache(10, () => true);
+    cache.fill('none@x', null, cache.ticket());
+    expect(cache.get('none@x')).toBeNull();
+
+    const ticket = cache.ticket();
+    cache.evict(['other@x']);
+    cache.fill('late@x', profileNamed('late@x'), ticket);
+    expect(cache.get('late@x')).toBeUndefined();
+
+    cache.evict(['none@x']);
+    expect(cache.get('none@x')).toBeUndefined();
+    cache.fill('b@x', profileNamed('b@x'), cache.ticket());
+    cache.clear();
+    expect(cache.get('b@x')).toBeUndefined();
+  });
+
+  it('holds at most its bound, dropping the least recently used, and nothing at size 0', () => {
+    const cache = new ProfileCache(2, () => true);
+    for (const name of ['a@x', 'b@x']) cache.fill(name, profileNamed(name), cache.ticket());
+    expect(cache.get('a@x')).toBeDefined();
+    cache.fill('c@x', profileNamed('c@x'), cache.ticket());
+    expect(cache.get('b@x')).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ entries: 2, maxEntries: 2, answering: true });
+
+    const off = new ProfileCache(0, () => true);
+    off.fill('a@x', profileNamed('a@x'), off.ticket());
+    expect(off.get('a@x')).toBeUndefined();
+    expect(off.stats().answering).toBe(false);
+  });
+});
+
+describe.each(databaseKinds())('the service with the cache, on %s', (kind) => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  const statements = new StatementLog();
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open({ logger: statements });
+    await insertGraphQLFixtures(handle.db);
+  });
+  afterAll(async () => {
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  it('answers a repeated lookup, found or not, from memory, and still draws on the budget each time', async () => {
+    const config = loadConfig({ NODE_ENV: 'test', PROFILE_LIMIT: '5' });
+    const limits = createRateLimits(config, logger);
+    const cache = new ProfileCache(100, () => true);
+    const service = createProfilesService({ database: handle, limits, cache, logger });
+    const request = () => new ServiceRequest('198.51.100.1', 'cache-test');
+    try {
+      statements.reset();
+      const first = await service.lookupProfile(request(), 'Demo@ME');
+      const missing = await service.lookupProfile(request(), 'nobody@me');
+      expect(statements.statements).toHaveLength(2);
+
+      const again = await service.lookupProfile(request(), 'demo@me');
+      const stillMissing = await service.lookupProfile(request(), 'nobody@me');
+      expect(statements.statements).toHaveLength(2);
+      expect(again.value).toBe(first.value);
+      expect(missing.value).toBeNull();
+      expect(stillMissing.value).toBeNull();
+      expect(again.rateLimit?.remaining).toBe(2);
+      expect(stillMissing.rateLimit?.remaining).toBe(1);
+      await expect(service.lookupProfile(request(), 'demo@me')).resolves.toMatchObject({ rateLimit: { remaining: 0 } });
+      await expect(service.lookupProfile(request(), 'demo@me')).rejects.toMatchObject({ name: 'RateLimitedError' });
+    } finally {
+      await limits.close();
+    }
+  });
+});
+
+/** Changes a profile's description the way every writer must: with a notification in the same transaction. */
+async function changeDescription(db: Database, name: string, description: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx
+      .update(profiles)
+      .set({ description, contentHash: contentHash({ name, description, image: '', level: 0, records: [] }) })
+      .where(sql`${profiles.name} = ${name}`);
+    await notifyProfileChanges(tx, [name]);
+  });
+}
+
+const waitUntil = async (condition: () => Promise<boolean>, timeoutMs: number): Promise<number> => {
+  const started = Date.now();
+  while (!(await condition())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return Date.now() - started;
+};
+
+describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on PostgreSQL', () => {
+  let testDb: TestDatabase;
+  let writer: DatabaseHandle;
+  let admin: postgres.Sql;
+  const servers: TestServer[] = [];
+  const handles: DatabaseHandle[] = [];
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase('postgres');
+    writer = await testDb.open();
+    await insertGraphQLFixtures(writer.db);
+    admin = postgres(process.env.TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
+  });
+  afterEach(async () => {
+    await admin.unsafe(`alter database "${databaseName()}" allow_connections true`);
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+    await Promise.all(handles.splice(0).map((handle) => handle.close()));
+  });
+  afterAll(async () => {
+    await admin?.end();
+    await writer?.close();
+    await testDb?.drop();
+  });
+
+  const databaseName = () => new URL(testDb.url!).pathname.slice(1);
+  const terminateListeners = () =>
+    admin`select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = ${databaseName()} and application_name = 'name-profile-service listen'`;
+
+  async function startServer(): Promise<TestServer> {
+    const handle = await testDb.open();
+    handles.push(handle);
+    const server = await startTestServer(handle, { PROFILE_LIMIT: '0' });
+    servers.push(server);
+    await waitUntil(async () => server.app.cache.stats().answering, 5000);
+    return server;
+  }
+
+  const descriptionAt = async (server: TestServer, name: string) =>
+    ((await (await fetch(`${server.url}/api/${name}`)).json()) as { description?: string }).description;
+
+  it('tells the feed every committed change, and nothing of a rolled-back one', async () => {
+    const handle = await testDb.open();
+    handles.push(handle);
+    const heard: ProfileChange[] = [];
+    let live = false;
+    const client = postgres(testDb.url!, { max: 2, onnotice: () => {} });
+    let feed: ChangeFeed | undefined;
+    try {
+      feed = await listenToPostgres(
+        { pool: client, connectListener: () => postgres(testDb.url!, { max: 1, onnotice: () => {} }) },
+        { onChange: (change) => heard.push(change), onLive: () => (live = true), onLost: () => (live = false) },
+      );
+      await waitUntil(async () => live, 3000);
+      await writer.db
+        .transaction(async (tx) => {
+          await notifyProfileChanges(tx, ['rolled@back']);
+          throw new Error('roll back');
+        })
+        .catch(() => {});
+      await changeDescription(writer.db, 'x@other', 'changed once');
+      await waitUntil(async () => heard.length > 0, 2000);
+      expect(heard).toEqual([{ kind: 'names', names: ['x@other'] }]);
+    } finally {
+      await feed?.close();
+      await client.end();
+    }
+  });
+
+  it('gets a changed profile to two running servers within a second', async () => {
+    const [a, b] = [await startServer(), await startServer()];
+    for (const server of [a, b]) expect(await descriptionAt(server, 'x@other')).toBe(await descriptionAt(a, 'x@other'));
+    // Both now answer x@other from memory.
+    await changeDescription(writer.db, 'x@other', 'changed for both');
+    const took = await Promise.all(
+      [a, b].map((server) =>
+        waitUntil(async () => (await descriptionAt(server, 'x@other')) === 'changed for both', 1000),
+      ),
+    );
+    expect(Math.max(...took)).toBeLessThan(1000);
+  });
+
+  it('serves no stale answer while the listening connection is cut, and answers from memory again once it is back', async () => {
+    const server = await startServer();
+    // Lookups of many names at once open the pool's connections, which keep working below.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => descriptionAt(server, `p${i}@bulk`)));
+    await descriptionAt(server, 'empty@me');
+    await descriptionAt(server, 'empty@me');
+    expect(server.app.cache.stats().hits).toBeGreaterThan(0);
+
+    // The listening connection is cut and cannot come back; the pool's open connections still work.
+    await admin.unsafe(`alter database "${databaseName()}" allow_connections false`);
+    await terminateListeners();
+    await changeDescription(writer.db, 'empty@me', 'changed while nobody listened');
+    const changedAt = Date.now();
+
+    await waitUntil(async () => !server.app.cache.stats().answering, MAX_SILENCE_MS + 500);
+    expect(Date.now() - changedAt).toBeLessThan(MAX_SILENCE_MS + 500);
+    for (let i = 0; i < 5; i += 1) {
+      // Answered from the database: the new text (or a 503 should it need a new connection), never the old.
+      const response = await fetch(`${server.url}/api/empty@me`);
+      if (response.status !== 503) {
+        expect(((await response.json()) as { description: string }).description).toBe('changed while nobody listened');
+      }
+    }
+
+    await admin.unsafe(`alter database "${databaseName()}" allow_connections true`);
+    await waitUntil(async () => server.app.cache.stats().answering, 5000);
+    const hits = server.app.cache.stats().hits;
+    expect(await descriptionAt(server, 'empty@me')).toBe('changed while nobody listened');
+    expect(await descriptionAt(server, 'empty@me')).toBe('changed while nobody listened');
+    expect(server.app.cache.stats().hits).toBeGreaterThan(hits);
+  });
+
+  it('forgets everything it cached when the listening connection is replaced', async () => {
+    const server = await startServer();
+    await descriptionAt(server, 'self@me');
+    await descriptionAt(server, 'self@me');
+    expect(server.app.cache.stats().entries).toBeGreaterThan(0);
+    await terminateListeners();
+    // postgres.js listens again at once; the feed cannot know what it missed in between.
+    await waitUntil(async () => server.app.cache.stats().entries === 0, 2000);
+  });
+});
