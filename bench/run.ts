@@ -1,49 +1,56 @@
 /**
- * `npm run bench`: the REST profile lookup against its yardstick.
+ * `npm run bench`: the service against its yardsticks, in one process tree and alternating rounds.
  *
- * 1. Loads a generated dataset of 100,000 profiles into a database of its own on the local
- *    PostgreSQL (`BENCH_DATABASE_URL`, default postgres://postgres@127.0.0.1:5432/nps_bench; kept
- *    between runs and reloaded only when it does not hold the expected data).
- * 2. Starts (a) bench/baseline-server.ts, node:http + postgres.js with one hand-written query,
- *    and (b) the service itself (`src/main.ts`, rate limits off), both as child processes on
- *    loopback with the same pool size.
- * 3. Drives both with autocannon over random existing names, in alternating rounds so drift of a
- *    shared machine hits both alike, and reports requests per second, latency percentiles and the
- *    ratio b/a. Every request reaches the database: neither server caches across requests.
- * 4. Writes bench/results/latest.json and bench/results/latest.md.
+ * 1. Loads BENCH_PROFILES generated profiles (default 100,000) into a database of its own on the
+ *    local PostgreSQL (BENCH_DATABASE_URL; kept between runs, reloaded only when it does not hold
+ *    the expected data).
+ * 2. Starts, as child processes on loopback: a static `node:http` JSON server (the ceiling), the
+ *    bare `node:http` + postgres.js server with one hand-written query (the floor a service can
+ *    aim at), the service (NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), and the service
+ *    with WORKERS=2.
+ * 3. Drives them with autocannon (BENCH_CONNECTIONS, default 50) in alternating rounds, so drift
+ *    of a shared machine hits every figure alike: REST random names, REST one hot name, GraphQL
+ *    with variables, GraphQL with the name inline (a new document text per request), and
+ *    `profiles(names:)` with 100 random names (fewer connections: it is a latency figure).
+ * 4. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
+ *    service's peak RSS, prints every figure with its ratio and target, and writes
+ *    bench/results/latest-<profiles>.json and .md.
  */
-import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config/config.js';
 import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
-import {
-  type ServerProcess,
-  type SpawnedProcess,
-  spawnServerProcess,
-  startServerProcess,
-} from '../test/support/server-process.js';
+import { listen } from '../src/http/server.js';
+import { createLogger } from '../src/ops/logger.js';
+import { ServiceRequest } from '../src/service/request.js';
+import { type SpawnedProcess, spawnServerProcess, startServerProcess } from '../test/support/server-process.js';
+import { freePort } from '../test/support/throwaway-redis.js';
 
-const DATASET: GeneratorOptions = { profiles: 100_000, seed: 20261125 };
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const ROUND_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const PROFILES = Number(process.env.BENCH_PROFILES ?? 100_000);
+const DATASET: GeneratorOptions = { profiles: PROFILES, seed: 20261125 };
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUND_SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const BATCH_CONNECTIONS = 4;
 const POOL_SIZE = '10';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
+const GRAPHQL_SELECTION = 'name description image level records { key type raw }';
 
 interface Measurement {
   requestsPerSecond: number;
-  latencyMs: { p50: number; p90: number; p99: number; max: number };
-  requests: number;
+  latencyMs: { p50: number; p99: number };
   non2xx: number;
   errors: number;
 }
 
 async function ensureDatabase(): Promise<string> {
-  const target = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/nps_bench');
+  const fallback = `postgres://postgres@127.0.0.1:5432/nps_bench${PROFILES === 100_000 ? '' : `_${PROFILES}`}`;
+  const target = new URL(process.env.BENCH_DATABASE_URL ?? fallback);
   const databaseName = target.pathname.slice(1);
   const admin = new URL(target);
   admin.pathname = '/postgres';
@@ -56,22 +63,21 @@ async function ensureDatabase(): Promise<string> {
 
 /** Loads the dataset unless the database already holds exactly it. */
 async function loadDataset(url: string): Promise<void> {
-  const handle = await openDatabase({ url, dataDir: '' });
+  const handle = await openDatabase({ url, dataDir: '', statementTimeoutMs: 600_000 });
   try {
     await handle.migrate();
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     const [row] = await sql<{ n: number }[]>`select count(*)::int as n from profiles`;
-    const last = generatedName(DATASET, DATASET.profiles - 1);
-    const [lastRow] = await sql`select 1 from profiles where name = ${last}`;
-    if (row?.n === DATASET.profiles && lastRow) {
+    const [lastRow] = await sql`select 1 from profiles where name = ${generatedName(DATASET, PROFILES - 1)}`;
+    if (row?.n === PROFILES && lastRow) {
       await sql.end();
-      console.log(`dataset: ${DATASET.profiles} profiles already loaded`);
+      console.log(`dataset: ${PROFILES} profiles already loaded`);
       return;
     }
     await sql`truncate namespaces, profiles, records restart identity cascade`;
     await sql.end();
     const started = Date.now();
-    const report = await importLines(handle.db, splitLines(generateNdjson(DATASET)));
+    const report = await importLines(handle.db, splitLines(generateNdjson(DATASET)), { bulk: true });
     if (!report.ok) throw new Error(`dataset import failed: ${JSON.stringify(report.problems.slice(0, 3))}`);
     console.log(`dataset: imported ${report.profiles} profiles in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {
@@ -79,16 +85,20 @@ async function loadDataset(url: string): Promise<void> {
   }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
+function* splitLines(chunks: Iterable<string>): Generator<string> {
+  for (const chunk of chunks) yield* chunk.split('\n');
 }
 
-async function waitUntilReady(baseUrl: string, timeoutMs = 30_000): Promise<void> {
+/** Deterministic random existing names of the dataset. */
+function randomNames(count: number, seed: number): string[] {
+  let state = seed;
+  return Array.from({ length: count }, () => {
+    state = (state * 1103515245 + 12345) >>> 0;
+    return generatedName(DATASET, state % PROFILES);
+  });
+}
+
+async function waitUntilReady(baseUrl: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
@@ -101,43 +111,98 @@ async function waitUntilReady(baseUrl: string, timeoutMs = 30_000): Promise<void
   throw new Error(`the service at ${baseUrl} was not ready within ${timeoutMs} ms`);
 }
 
-function* splitLines(chunks: Iterable<string>): Generator<string> {
-  for (const chunk of chunks) yield* chunk.split('\n');
-}
+type RequestShape = { method?: 'GET' | 'POST'; path: string; body?: string };
 
-/** Deterministic random names of the dataset, percent-encoded for the path. */
-function randomPaths(count: number): string[] {
-  let state = 12345;
-  const paths: string[] = [];
-  for (let i = 0; i < count; i += 1) {
-    state = (state * 1103515245 + 12345) >>> 0;
-    paths.push(`/api/${encodeURIComponent(generatedName(DATASET, state % DATASET.profiles))}`);
-  }
-  return paths;
-}
-
-async function measure(baseUrl: string, paths: string[], seconds: number): Promise<Measurement> {
-  let next = 0;
+/** Runs autocannon against `baseUrl`, each request made by `next`. */
+async function measure(
+  baseUrl: string,
+  next: () => RequestShape,
+  seconds: number,
+  connections = CONNECTIONS,
+): Promise<Measurement> {
   const result = await autocannon({
     url: baseUrl,
-    connections: CONNECTIONS,
+    connections,
     duration: seconds,
-    requests: [
-      {
-        setupRequest: (request) => {
-          next = (next + 1) % paths.length;
-          return { ...request, path: paths[next]! };
-        },
-      },
-    ],
+    headers: { 'content-type': 'application/json' },
+    requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
   });
   return {
     requestsPerSecond: result.requests.average,
-    latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
-    requests: result.requests.total,
+    latencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
+}
+
+function cycle<T>(items: readonly T[]): () => T {
+  let index = 0;
+  return () => {
+    index = (index + 1) % items.length;
+    return items[index] as T;
+  };
+}
+
+interface Scenario {
+  key: string;
+  label: string;
+  server: 'static' | 'bare' | 'service' | 'workers';
+  next: () => RequestShape;
+  connections?: number;
+}
+
+function scenarios(names: string[], hotName: string): Scenario[] {
+  const paths = names.map((name) => `/api/${encodeURIComponent(name)}`);
+  const query = `query P($n: String!) { profile(name: $n) { ${GRAPHQL_SELECTION} } }`;
+  const withVariables = names.map((name) => JSON.stringify({ query, variables: { n: name } }));
+  const inline = names.map((name) =>
+    JSON.stringify({ query: `{ profile(name: ${JSON.stringify(name)}) { ${GRAPHQL_SELECTION} } }` }),
+  );
+  const batches = Array.from({ length: 500 }, (_, i) =>
+    JSON.stringify({
+      query: `query B($names: [String!]!) { profiles(names: $names) { ${GRAPHQL_SELECTION} } }`,
+      variables: { names: names.slice(i * 100, i * 100 + 100) },
+    }),
+  );
+  const post = (bodies: string[]) => {
+    const nextBody = cycle(bodies);
+    return (): RequestShape => ({ method: 'POST', path: '/graphql', body: nextBody() });
+  };
+  const get = (list: string[]) => {
+    const nextPath = cycle(list);
+    return (): RequestShape => ({ method: 'GET', path: nextPath() });
+  };
+  return [
+    { key: 'static', label: 'static JSON from node:http (ceiling)', server: 'static', next: get(['/']) },
+    { key: 'bare', label: 'bare node:http + postgres.js, one query (floor)', server: 'bare', next: get(paths) },
+    { key: 'restRandom', label: 'service GET /api/{name_id}, random names', server: 'service', next: get(paths) },
+    {
+      key: 'restHot',
+      label: 'service GET /api/{name_id}, one hot name',
+      server: 'service',
+      next: get([`/api/${encodeURIComponent(hotName)}`]),
+    },
+    {
+      key: 'graphqlVariables',
+      label: 'service GraphQL profile, name in variables',
+      server: 'service',
+      next: post(withVariables),
+    },
+    {
+      key: 'graphqlInline',
+      label: 'service GraphQL profile, name inline (new document)',
+      server: 'service',
+      next: post(inline),
+    },
+    {
+      key: 'profiles100',
+      label: `service GraphQL profiles(names:) x100, ${BATCH_CONNECTIONS} connections`,
+      server: 'service',
+      next: post(batches),
+      connections: BATCH_CONNECTIONS,
+    },
+    { key: 'workers', label: 'service WORKERS=2, REST random names', server: 'workers', next: get(paths) },
+  ];
 }
 
 function average(measurements: Measurement[]): Measurement {
@@ -146,85 +211,248 @@ function average(measurements: Measurement[]): Measurement {
   return {
     requestsPerSecond: Math.round(mean((m) => m.requestsPerSecond)),
     latencyMs: {
-      p50: mean((m) => m.latencyMs.p50),
-      p90: mean((m) => m.latencyMs.p90),
-      p99: mean((m) => m.latencyMs.p99),
-      max: Math.max(...measurements.map((m) => m.latencyMs.max)),
+      p50: Math.round(mean((m) => m.latencyMs.p50) * 10) / 10,
+      p99: Math.round(mean((m) => m.latencyMs.p99) * 10) / 10,
     },
-    requests: measurements.reduce((sum, m) => sum + m.requests, 0),
     non2xx: measurements.reduce((sum, m) => sum + m.non2xx, 0),
     errors: measurements.reduce((sum, m) => sum + m.errors, 0),
   };
 }
 
-async function main(): Promise<void> {
-  const url = await ensureDatabase();
-  await loadDataset(url);
-  const paths = randomPaths(50_000);
-  // Production mode for both, as deployed (graphql-js checks less in production).
-  const env = { DATABASE_URL: url, DB_POOL_SIZE: POOL_SIZE, NODE_ENV: 'production' };
-  const servers: SpawnedProcess[] = [];
+/** Statements one `profiles(names:)` request of 100 names costs, counted in-process on the same data. */
+async function statementsOfOneBatch(url: string, names: string[]): Promise<number> {
+  const statements: string[] = [];
+  const database = await openDatabase({ url, dataDir: '', logger: { logQuery: (query) => statements.push(query) } });
+  const config = loadConfig({ DATABASE_URL: url, PROFILE_LIMIT: '0', PROFILE_CACHE_SIZE: '0', NODE_ENV: 'production' });
+  const app = await createApp(config, createLogger('silent', { pretty: false }), { database });
+  const running = await listen(app, 0, '127.0.0.1');
   try {
-    const baseline: ServerProcess = await startServerProcess({ env, script: 'bench/baseline-server.ts' });
-    servers.push(baseline);
-    // Request logs at warn: the baseline writes none either. The "listening" line is info, so
-    // readiness is polled instead.
-    const port = await freePort();
-    const spawned = spawnServerProcess({ env: { ...env, PORT: String(port), LOG_LEVEL: 'warn', PROFILE_LIMIT: '0' } });
-    servers.push(spawned);
-    const service = { url: `http://127.0.0.1:${port}` };
-    await waitUntilReady(service.url);
-
-    console.log('warm-up');
-    await measure(baseline.url, paths, 3);
-    await measure(service.url, paths, 3);
-
-    const a: Measurement[] = [];
-    const b: Measurement[] = [];
-    for (let round = 1; round <= ROUNDS; round += 1) {
-      a.push(await measure(baseline.url, paths, ROUND_SECONDS));
-      b.push(await measure(service.url, paths, ROUND_SECONDS));
-      console.log(`round ${round}: a ${a.at(-1)!.requestsPerSecond} req/s, b ${b.at(-1)!.requestsPerSecond} req/s`);
-    }
-    report(average(a), average(b));
+    statements.length = 0;
+    const response = await fetch(`${running.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        query: `query B($names: [String!]!) { profiles(names: $names) { ${GRAPHQL_SELECTION} } }`,
+        variables: { names: names.slice(0, 100) },
+      }),
+    });
+    if (!response.ok) throw new Error(`profiles(names:) answered ${response.status}`);
+    await response.text();
+    return statements.length;
   } finally {
-    await Promise.all(servers.map((server) => server.stop()));
+    await running.close();
+    await database.close();
   }
 }
 
-function report(a: Measurement, b: Measurement): void {
-  const ratio = Number((b.requestsPerSecond / a.requestsPerSecond).toFixed(3));
-  const results = {
-    date: new Date().toISOString(),
-    dataset: DATASET,
+/** The peak resident set of a process (Linux VmHWM), in MB. */
+function peakRssMb(pid: number): number | undefined {
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Math.round(Number(match[1]) / 1024) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function startService(env: Record<string, string>): Promise<{ process: SpawnedProcess; url: string }> {
+  const port = await freePort();
+  // The "listening" line is info, which LOG_LEVEL=warn hides, so readiness is polled instead.
+  const process = spawnServerProcess({ env: { ...env, PORT: String(port) } });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(url);
+  return { process, url };
+}
+
+async function main(): Promise<void> {
+  const url = await ensureDatabase();
+  await loadDataset(url);
+  const names = randomNames(50_000, 12345);
+  const hotName = names[0] as string;
+  const serviceEnv = {
+    DATABASE_URL: url,
+    DB_POOL_SIZE: POOL_SIZE,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PROFILE_LIMIT: '0',
+  };
+  const statements = await statementsOfOneBatch(url, names);
+
+  const started: SpawnedProcess[] = [];
+  try {
+    const hotDocument = await fetchDocument(url, hotName);
+    const staticServer = await startServerProcess({
+      env: { STATIC_BODY: hotDocument },
+      script: 'bench/static-server.ts',
+    });
+    started.push(staticServer);
+    const bare = await startServerProcess({
+      env: { DATABASE_URL: url, DB_POOL_SIZE: POOL_SIZE },
+      script: 'bench/baseline-server.ts',
+    });
+    started.push(bare);
+    const service = await startService(serviceEnv);
+    started.push(service.process);
+    const workers = await startService({ ...serviceEnv, WORKERS: '2' });
+    started.push(workers.process);
+    const baseUrls = { static: staticServer.url, bare: bare.url, service: service.url, workers: workers.url };
+
+    const list = scenarios(names, hotName);
+    console.log('warm-up');
+    for (const scenario of list) {
+      await measure(baseUrls[scenario.server], scenario.next, 2, scenario.connections);
+    }
+    const results = new Map<string, Measurement[]>(list.map((scenario) => [scenario.key, []]));
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      for (const scenario of list) {
+        const measured = await measure(baseUrls[scenario.server], scenario.next, ROUND_SECONDS, scenario.connections);
+        results.get(scenario.key)?.push(measured);
+      }
+      console.log(
+        `round ${round}: ${list.map((s) => `${s.key} ${Math.round(results.get(s.key)?.at(-1)?.requestsPerSecond ?? 0)}`).join(', ')}`,
+      );
+    }
+    const averaged = Object.fromEntries(
+      list.map((scenario) => [scenario.key, average(results.get(scenario.key) ?? [])]),
+    );
+    report(list, averaged, { statements, peakRssMb: peakRssMb(service.process.pid) });
+  } finally {
+    await Promise.all(started.map((process) => process.stop()));
+  }
+}
+
+/** The hot name's document, from the service's own query, so the static server answers the same bytes. */
+async function fetchDocument(url: string, name: string): Promise<string> {
+  const database = await openDatabase({ url, dataDir: '' });
+  const config = loadConfig({ DATABASE_URL: url, PROFILE_LIMIT: '0', NODE_ENV: 'production' });
+  const app = await createApp(config, createLogger('silent', { pretty: false }), { database });
+  try {
+    const { value } = await app.profiles.lookupProfile(new ServiceRequest('bench', 'bench'), name);
+    if (value === null) throw new Error(`${name} is not in the dataset`);
+    return value.document.toString('utf8');
+  } finally {
+    await app.close();
+    await database.close();
+  }
+}
+
+interface Extras {
+  statements: number;
+  peakRssMb: number | undefined;
+}
+
+function report(list: Scenario[], figures: Record<string, Measurement>, extras: Extras): void {
+  const rps = (key: string) => figures[key]?.requestsPerSecond ?? 0;
+  const ratio = (key: string, base: string) => Math.round((rps(key) / rps(base)) * 100) / 100;
+  const targets: Array<{ label: string; value: string; target: string; met: boolean }> = [
+    {
+      label: 'REST random names / bare',
+      value: `${ratio('restRandom', 'bare')}×`,
+      target: '≥ 0.8×',
+      met: ratio('restRandom', 'bare') >= 0.8,
+    },
+    {
+      label: 'GraphQL with variables / bare',
+      value: `${ratio('graphqlVariables', 'bare')}×`,
+      target: '≥ 0.7×',
+      met: ratio('graphqlVariables', 'bare') >= 0.7,
+    },
+    {
+      label: 'GraphQL inline / bare',
+      value: `${ratio('graphqlInline', 'bare')}×`,
+      target: '≥ 0.4×',
+      met: ratio('graphqlInline', 'bare') >= 0.4,
+    },
+    {
+      label: 'REST hot name / static',
+      value: `${ratio('restHot', 'static')}×`,
+      target: '≥ 0.7×',
+      met: ratio('restHot', 'static') >= 0.7,
+    },
+    {
+      label: 'profiles(names:) x100: statements',
+      value: String(extras.statements),
+      target: '≤ 3',
+      met: extras.statements <= 3,
+    },
+    {
+      label: 'profiles(names:) x100: p99',
+      value: `${figures.profiles100?.latencyMs.p99} ms`,
+      target: '≤ 20 ms',
+      met: (figures.profiles100?.latencyMs.p99 ?? Infinity) <= 20,
+    },
+    {
+      label: 'service peak RSS',
+      value: `${extras.peakRssMb ?? '?'} MB`,
+      target: '≤ 150 MB',
+      met: (extras.peakRssMb ?? Infinity) <= 150,
+    },
+    {
+      label: 'WORKERS=2 / WORKERS=1, REST random',
+      value: `${ratio('workers', 'restRandom')}×`,
+      target: 'reported',
+      met: true,
+    },
+  ];
+  const other = PROFILES === 100_000 ? undefined : readPrevious(100_000);
+  if (other !== undefined) {
+    const change = Math.round((rps('restRandom') / other.restRandom - 1) * 1000) / 10;
+    targets.push({
+      label: `REST random at ${PROFILES.toLocaleString('en-US')} vs 100,000 profiles`,
+      value: `${change > 0 ? '+' : ''}${change} %`,
+      target: 'within 10 %',
+      met: Math.abs(change) <= 10,
+    });
+  }
+  const date = new Date().toISOString();
+  const markdown = [
+    `# Benchmark ${date}`,
+    '',
+    `${PROFILES.toLocaleString('en-US')} generated profiles on the local PostgreSQL; autocannon with ${CONNECTIONS} connections ` +
+      `(profiles x100: ${BATCH_CONNECTIONS}), ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s; load generator, servers ` +
+      'and PostgreSQL share the machine.',
+    '',
+    '| server | req/s | p50 ms | p99 ms | non-2xx | errors |',
+    '|---|---|---|---|---|---|',
+    ...list.map((scenario) => {
+      const m = figures[scenario.key];
+      return `| ${scenario.label} | ${m?.requestsPerSecond} | ${m?.latencyMs.p50} | ${m?.latencyMs.p99} | ${m?.non2xx} | ${m?.errors} |`;
+    }),
+    '',
+    '| figure | value | target | met |',
+    '|---|---|---|---|',
+    ...targets.map((t) => `| ${t.label} | ${t.value} | ${t.target} | ${t.met ? 'yes' : '**no**'} |`),
+    '',
+  ].join('\n');
+  const json = {
+    date,
+    profiles: PROFILES,
     rounds: ROUNDS,
     roundSeconds: ROUND_SECONDS,
     connections: CONNECTIONS,
-    baseline: a,
-    service: b,
-    ratio,
+    figures,
+    ...extras,
+    targets,
   };
-  const row = (label: string, m: Measurement) =>
-    `| ${label} | ${m.requestsPerSecond} | ${m.latencyMs.p50.toFixed(1)} | ${m.latencyMs.p90.toFixed(1)} | ${m.latencyMs.p99.toFixed(1)} | ${m.non2xx} | ${m.errors} |`;
-  const markdown = [
-    `# Benchmark ${results.date}`,
-    '',
-    `${DATASET.profiles} generated profiles on the local PostgreSQL; ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s each; random existing names.`,
-    '',
-    '| server | req/s | p50 ms | p90 ms | p99 ms | non-2xx | errors |',
-    '|---|---|---|---|---|---|---|',
-    row('(a) node:http + postgres.js, one query', a),
-    row('(b) the service, GET /api/{name_id}', b),
-    '',
-    `Ratio b/a: **${ratio}** (target >= 0.8).`,
-    '',
-  ].join('\n');
-  writeFileSync(`${RESULTS_DIR}latest.json`, `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(`${RESULTS_DIR}latest.md`, markdown);
+  writeFileSync(`${RESULTS_DIR}latest-${PROFILES}.json`, `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(`${RESULTS_DIR}latest-${PROFILES}.md`, markdown);
   console.log(markdown);
-  if (a.non2xx + a.errors + b.non2xx + b.errors > 0) {
+  const failed = Object.values(figures).reduce((sum, m) => sum + m.errors, 0);
+  if (failed > 0) {
     console.error('some requests failed: the figures above are not comparable');
     process.exitCode = 1;
+  }
+}
+
+function readPrevious(profiles: number): { restRandom: number } | undefined {
+  try {
+    const previous = JSON.parse(readFileSync(`${RESULTS_DIR}latest-${profiles}.json`, 'utf8')) as {
+      figures: Record<string, Measurement>;
+    };
+    const restRandom = previous.figures.restRandom?.requestsPerSecond;
+    return restRandom === undefined ? undefined : { restRandom };
+  } catch {
+    return undefined;
   }
 }
 
