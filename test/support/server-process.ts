@@ -48,7 +48,7 @@ export interface Exit {
 
 /** A service process that may or may not have started listening. */
 export interface SpawnedProcess {
-  /** The service's process (the cluster primary with WORKERS > 1). */
+  /** The service's process (the cluster primary with WORKERS > 1), or the `command`'s. */
   pid: number;
   /** Every JSON log line so far, in order. */
   readonly logs: readonly LogLine[];
@@ -75,6 +75,8 @@ export interface StartOptions {
   startTimeoutMs?: number;
   /** The entry point, relative to the project root (the benchmark's baseline server uses it). */
   script?: string;
+  /** A whole command line instead of `node --import tsx <script>` (the `npm start` test). */
+  command?: readonly [string, ...string[]];
 }
 
 const running = new Set<ChildProcess>();
@@ -102,7 +104,13 @@ export function spawnServerProcess(options: StartOptions = {}): SpawnedProcess {
   for (const name of SERVICE_VARIABLES) delete env[name];
   Object.assign(env, { PORT: '0', HOST: '127.0.0.1', ...options.env });
 
-  const child = spawn(process.execPath, ['--import', 'tsx', options.script ?? path.join('src', 'main.ts')], {
+  const [command, ...args] = options.command ?? [
+    process.execPath,
+    '--import',
+    'tsx',
+    options.script ?? path.join('src', 'main.ts'),
+  ];
+  const child = spawn(command, args, {
     cwd: PROJECT_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
