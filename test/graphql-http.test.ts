@@ -3,6 +3,7 @@
  * GraphQL over HTTP (GET, POST, media types, the graphql-http audit suite), GraphiQL, CORS,
  * request ids and the owner-check budget of the client's address.
  */
+import { createHash } from 'node:crypto';
 import { serverAudits } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.js';
@@ -152,6 +153,27 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
       expect(response.headers.get('access-control-allow-credentials')).toBeNull();
     }
     expect(answer.headers.get('access-control-expose-headers')).toBe(rest.headers.get('access-control-expose-headers'));
+  });
+
+  it('takes automatic persisted queries: a hash alone once the document came with it, and refuses a wrong hash', async () => {
+    const query = `query Persisted { profile(name: "demo@me") { name } } # ${Math.random()}`;
+    const sha256Hash = createHash('sha256').update(query).digest('hex');
+    const send = (body: Record<string, unknown>) =>
+      fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const extensions = { persistedQuery: { version: 1, sha256Hash } };
+
+    const unknown = await send({ extensions });
+    expect(
+      ((await unknown.json()) as { errors: Array<{ extensions: { code: string } }> }).errors[0]?.extensions.code,
+    ).toBe('PERSISTED_QUERY_NOT_FOUND');
+    const registered = await send({ query, extensions });
+    expect(await registered.json()).toEqual({ data: { profile: { name: 'demo@me' } } });
+    const byHash = await fetch(`${endpoint}?extensions=${encodeURIComponent(JSON.stringify(extensions))}`, {
+      headers: { accept: 'application/graphql-response+json' },
+    });
+    expect(await byHash.json()).toEqual({ data: { profile: { name: 'demo@me' } } });
+    const mismatch = await send({ query: '{ __typename }', extensions });
+    expect(mismatch.status).toBe(400);
   });
 
   it('carries the request id: the client’s when sane, a new one otherwise', async () => {

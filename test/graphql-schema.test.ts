@@ -8,7 +8,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import {
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isIntrospectionType,
+  isObjectType,
+  isSpecifiedScalarType,
+} from 'graphql';
 import { describe, expect, it } from 'vitest';
+import { schema } from '../src/graphql/schema.js';
 import { recordVariant } from '../src/graphql/types/records.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -29,6 +38,28 @@ describe('schema.graphql', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('descriptions', () => {
+  it('exist on every type, field, argument and enum value, for GraphiQL and generated clients', () => {
+    const missing: string[] = [];
+    const need = (where: string, description: string | null | undefined) => {
+      if (description == null || description.trim() === '') missing.push(where);
+    };
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (isIntrospectionType(type) || isSpecifiedScalarType(type)) continue;
+      need(type.name, type.description);
+      if (isObjectType(type) || isInterfaceType(type) || isInputObjectType(type)) {
+        for (const field of Object.values(type.getFields())) {
+          need(`${type.name}.${field.name}`, field.description);
+          for (const arg of 'args' in field ? field.args : [])
+            need(`${type.name}.${field.name}(${arg.name})`, arg.description);
+        }
+      }
+      if (isEnumType(type)) for (const value of type.getValues()) need(`${type.name}.${value.name}`, value.description);
+    }
+    expect(missing).toEqual([]);
   });
 });
 

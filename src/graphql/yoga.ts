@@ -4,10 +4,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
 import { serviceRequestFor } from '../http/service-request.js';
-import { createDocumentCaches } from '../limits/document-memory.js';
+import { createDocumentCaches, createPersistedQueryStore } from '../limits/document-memory.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from '../limits/graphql-armor.js';
 import type { Logger } from '../ops/logger.js';
 import type { ProfilesService } from '../service/profiles-service.js';
@@ -63,7 +64,13 @@ export function createGraphQLServer({ profiles, config, logger, plugins = [] }: 
       maskError: (error) => maskError(error, { production: config.production }),
       isDev: !config.production,
     },
-    plugins: [documents.plugin, ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }), ...plugins],
+    plugins: [
+      // Automatic persisted queries: a client may send the SHA-256 of a document it sent before.
+      useAPQ({ store: createPersistedQueryStore() }),
+      documents.plugin,
+      ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
+      ...plugins,
+    ],
     context: ({ req, res }): GraphQLContext => ({
       profiles,
       request:

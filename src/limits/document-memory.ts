@@ -19,6 +19,9 @@ import { LRUCache } from 'lru-cache';
 /** The parsed-document cache holds at most this much, estimated from the documents' text. */
 export const DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
 
+/** Automatic persisted queries: the texts kept by their hash, at most this many bytes of them. */
+export const PERSISTED_QUERY_BYTES = 8 * 1024 * 1024;
+
 /**
  * Bytes of heap per character of document text, measured with `process.memoryUsage()` on
  * documents of aliased fields near the token limit (about 50); rounded up.
@@ -31,7 +34,7 @@ export const HEAP_BYTES_PER_DOCUMENT_CHARACTER = 64;
  */
 export const MAX_NESTING = 64;
 
-interface Cache<T> {
+export interface Cache<T> {
   get(key: string): T | undefined;
   set(key: string, value: T): void;
 }
@@ -125,4 +128,22 @@ function endOfString(text: string, start: number): number {
     else if (char === 0x22 || char === 0x0a || char === 0x0d) return i;
   }
   return text.length;
+}
+
+/**
+ * The store of automatic persisted queries (clients send a hash instead of a document they sent
+ * before), bounded by the bytes of the texts it keeps. A document is only stored once it came
+ * with its hash and matched it; the request body limit bounds each one.
+ */
+export function createPersistedQueryStore(maxBytes = PERSISTED_QUERY_BYTES): Cache<string> {
+  const texts = new LRUCache<string, string>({
+    maxSize: maxBytes,
+    sizeCalculation: (text, hash) => Math.max(1, (text.length + hash.length) * 2),
+  });
+  return {
+    get: (hash) => texts.get(hash),
+    set(hash, text) {
+      if ((text.length + hash.length) * 2 <= maxBytes) texts.set(hash, text);
+    },
+  };
 }
