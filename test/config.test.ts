@@ -99,6 +99,12 @@ describe('configuration', () => {
     ['DB_STATEMENT_TIMEOUT_MS', '50'],
     ['CACHE_MAX_AGE', 'forever'],
     ['SHUTDOWN_TIMEOUT_MS', '1e3'],
+    ['PUBLIC_URL', 'profiles.example.org'],
+    ['PUBLIC_URL', 'ftp://profiles.example.org'],
+    ['PUBLIC_URL', 'https://profiles.example.org/?x=1'],
+    ['PUBLIC_URL', 'https://profiles.example.org/#top'],
+    ['PUBLIC_URL', 'https://profiles.exa mple.org'],
+    ['PUBLIC_URL', 'https://user:pw@profiles.example.org'],
   ];
 
   it.each(badValues)('rejects %s=%j with one line naming the variable', (variable, value) => {
@@ -111,5 +117,13 @@ describe('configuration', () => {
   it('does not repeat a database password in its error', () => {
     const error = errorOf({ DATABASE_URL: 'mysql://root:hunter2@localhost/db' });
     expect(error.message).not.toContain('hunter2');
+    expect(errorOf({ PUBLIC_URL: 'https://root:hunter2@example.org' }).message).not.toContain('hunter2');
+  });
+
+  it('takes PUBLIC_URL for links, without its trailing slash, and defaults to the listening address', () => {
+    expect(loadConfig({}).publicUrl).toBe('http://127.0.0.1:4000');
+    expect(loadConfig({ HOST: '::1', PORT: '8080' }).publicUrl).toBe('http://[::1]:8080');
+    expect(loadConfig({ PUBLIC_URL: 'https://Profiles.Example.org/' }).publicUrl).toBe('https://profiles.example.org');
+    expect(loadConfig({ PUBLIC_URL: 'https://example.org/names/' }).publicUrl).toBe('https://example.org/names');
   });
 });

@@ -9,6 +9,11 @@ import path from 'node:path';
 export interface Config {
   port: number;
   host: string;
+  /**
+   * The service's external base URL (PUBLIC_URL), without a trailing slash: the start of every
+   * link the service writes. Never taken from a request's Host or X-Forwarded-* headers.
+   */
+  publicUrl: string;
   /** PostgreSQL URL; undefined selects the embedded PGlite database in `dataDir`. */
   databaseUrl: string | undefined;
   dataDir: string;
@@ -146,6 +151,31 @@ function host(env: Env): string {
 }
 
 /**
+ * PUBLIC_URL, or `http://<HOST>:<PORT>`: an absolute http(s) URL without credentials, query or
+ * fragment; a path is kept (a service behind a path prefix), the trailing slash dropped.
+ */
+function publicUrl(env: Env, host: string, port: number): string {
+  const value = raw(env, 'PUBLIC_URL');
+  if (value === undefined) return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const problem = 'must be an absolute http:// or https:// URL without credentials, query or fragment';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('PUBLIC_URL', `${problem}, got "${value}"`);
+  }
+  const credentials = url.username !== '' || url.password !== '';
+  // The URL parser drops tabs and newlines inside a URL; a value with them is a mistake.
+  const stray = /[\s\p{Cc}]/u.test(value);
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || credentials || url.search || url.hash || stray) {
+    // A password stays out of the message (it goes to logs).
+    const shown = credentials ? `${url.protocol}//…@${url.host}${url.pathname}` : value;
+    throw new ConfigError('PUBLIC_URL', `${problem}, got "${shown}"`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/**
  * Profiles kept in memory per process by default: about 25 MB for typical profiles (a loaded
  * profile with its ready REST document is about 2.5 KB), within a 150 MB process.
  */
@@ -161,9 +191,12 @@ export function loadConfig(env: Env = process.env): Config {
       `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs}), got "${headersTimeoutMs}"`,
     );
   }
+  const port = integer(env, 'PORT', 4000, 0, 65535);
+  const listenHost = host(env);
   return {
-    port: integer(env, 'PORT', 4000, 0, 65535),
-    host: host(env),
+    port,
+    host: listenHost,
+    publicUrl: publicUrl(env, listenHost, port),
     databaseUrl: databaseUrl(env),
     dataDir: path.resolve(raw(env, 'DATA_DIR') ?? './.data'),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
