@@ -22,8 +22,12 @@ import type { Logger } from './ops/logger.js';
 import { createOperations, type Operations } from './ops/operations.js';
 import { UNMATCHED_ROUTE } from './ops/request-log.js';
 import { answerUndecodableApiUrl, registerRestRoutes } from './rest/routes.js';
+import { createAvatarService } from './service/avatars.js';
+import { Links } from './service/links.js';
 import { ProfileCache } from './service/profile-cache.js';
 import { createProfilesService, type ProfilesService } from './service/profiles-service.js';
+import { createVCardService } from './service/vcards.js';
+import { createWebFingerService } from './service/webfinger.js';
 
 export interface App {
   config: Config;
@@ -48,11 +52,15 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
   const limits = operations.countRateLimitRejections(createRateLimits(config, logger));
   const profiles = createProfilesService({ database, limits, cache, logger });
+  const links = new Links(config.publicUrl);
+  const avatars = createAvatarService(profiles, links);
+  const vcards = createVCardService(profiles, links);
+  const webfinger = createWebFingerService(profiles, links);
 
   const router = new Router({ onBadUrl: answerUndecodableApiUrl });
   operations.registerRoutes(router);
-  registerRestRoutes(router, { profiles, config, logger });
-  const graphql = createGraphQLServer({ profiles, config, logger, plugins: [operations.graphqlPlugin] });
+  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, config, logger });
+  const graphql = createGraphQLServer({ profiles, avatars, config, logger, plugins: [operations.graphqlPlugin] });
   // Yoga's Node listener answers on `res` itself and hands `{ req, res }` to the context factory.
   router.on(['GET', 'POST'], GRAPHQL_ENDPOINT, (req, res) => void graphql.requestListener(req, res), { cors: true });
   registerGraphiQLAssetRoutes(router, logger);

@@ -11,6 +11,7 @@ import { serviceRequestFor } from '../http/service-request.js';
 import { createDocumentCaches, createPersistedQueryStore } from '../limits/document-memory.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from '../limits/graphql-armor.js';
 import type { Logger } from '../ops/logger.js';
+import type { AvatarService } from '../service/avatars.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
 import type { GraphQLContext } from './context.js';
@@ -34,6 +35,7 @@ export type GraphQLServer = YogaServerInstance<NodeServerContext, GraphQLContext
 
 export interface GraphQLServerDeps {
   profiles: ProfilesService;
+  avatars: AvatarService;
   config: Config;
   logger: Logger;
   /** Extra Yoga plugins (operations), after the limits (always on). */
@@ -43,7 +45,13 @@ export interface GraphQLServerDeps {
 /** The key of requests without a Node request (tests calling `yoga.fetch`). */
 const UNKNOWN_CLIENT = 'unknown';
 
-export function createGraphQLServer({ profiles, config, logger, plugins = [] }: GraphQLServerDeps): GraphQLServer {
+export function createGraphQLServer({
+  profiles,
+  avatars,
+  config,
+  logger,
+  plugins = [],
+}: GraphQLServerDeps): GraphQLServer {
   const documents = createDocumentCaches();
   return createYoga<NodeServerContext, GraphQLContext>({
     schema,
@@ -73,6 +81,7 @@ export function createGraphQLServer({ profiles, config, logger, plugins = [] }: 
     ],
     context: ({ req, res }): GraphQLContext => ({
       profiles,
+      avatars,
       request:
         req === undefined || res === undefined
           ? new ServiceRequest(UNKNOWN_CLIENT, randomUUID())

@@ -1,6 +1,7 @@
 /**
- * The REST paths of the contract: `GET /api/{name_id}` and `GET /api/owner-check`, and the
- * OpenAPI document. Each handler reads its parameters, calls the profiles service (the same
+ * The REST paths of the contract: `GET /api/{name_id}` and `GET /api/owner-check`, the OpenAPI
+ * document, and the additions for apps that are not GraphQL clients (batch lookup, avatar,
+ * vCard, WebFinger; each in a module of its own). Each handler reads its parameters, calls the profiles service (the same
  * functions the GraphQL resolvers call) and writes the contract's exact answer.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
@@ -12,13 +13,24 @@ import type { Router } from '../http/router.js';
 import { serviceRequestFor } from '../http/service-request.js';
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
+import type { AvatarService } from '../service/avatars.js';
 import type { ProfilesService } from '../service/profiles-service.js';
+import type { VCardService } from '../service/vcards.js';
+import type { WebFingerService } from '../service/webfinger.js';
+import { registerAvatarRoute } from './avatar.js';
+import { registerBatchRoutes } from './batch.js';
 import { sendServiceError } from './error-responses.js';
 import { openApiDocument } from './openapi.js';
+import { queryOf, singleParameter } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
+import { registerVCardRoute } from './vcard.js';
+import { registerWebFingerRoute } from './webfinger.js';
 
 export interface RestDependencies {
   profiles: ProfilesService;
+  avatars: AvatarService;
+  vcards: VCardService;
+  webfinger: WebFingerService;
   config: Config;
   logger: Logger;
 }
@@ -34,6 +46,10 @@ export function registerRestRoutes(router: Router, deps: RestDependencies): void
   router.on(GET_HEAD, '/api/:name', (req, res, params) => void profile(req, res, deps, params.name ?? ''), {
     cors: true,
   });
+  registerBatchRoutes(router, deps);
+  registerAvatarRoute(router, deps);
+  registerVCardRoute(router, deps);
+  registerWebFingerRoute(router, deps);
   // Any other path under /api/ is a 404 for GET and HEAD; other methods get the 405 (and CORS
   // preflights) that the router gives every route for the methods it does not serve.
   router.on(GET_HEAD, '/api/*', (req, res) => sendError(req, res, 404, 'Not found'), { cors: true });
@@ -75,7 +91,7 @@ async function profile(req: IncomingMessage, res: ServerResponse, deps: RestDepe
 
 async function ownerCheck(req: IncomingMessage, res: ServerResponse, deps: RestDependencies): Promise<void> {
   const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
-  const query = new URLSearchParams(queryStringOf(req.url ?? ''));
+  const query = queryOf(req);
   const noStore = { 'Cache-Control': 'no-store' };
   try {
     const input = { email: singleParameter(query, 'email'), name: singleParameter(query, 'name') };
@@ -84,19 +100,4 @@ async function ownerCheck(req: IncomingMessage, res: ServerResponse, deps: RestD
   } catch (error) {
     sendServiceError(req, res, error, noStore, deps.logger);
   }
-}
-
-function queryStringOf(url: string): string {
-  const at = url.indexOf('?');
-  return at < 0 ? '' : url.slice(at + 1);
-}
-
-/**
- * A parameter's value, or null when it is absent. A repeated parameter is invalid: its values are
- * joined with a comma, which no valid e-mail or name ID contains, so the service rejects it with
- * the same message as any other invalid value.
- */
-function singleParameter(query: URLSearchParams, name: string): string | null {
-  const values = query.getAll(name);
-  return values.length === 0 ? null : values.join(',');
 }

@@ -46,8 +46,17 @@ export interface OwnerCheckResult {
 }
 
 export interface ProfilesService {
-  /** The profile of a name ID (any case, NFC or not), or null. One point of the profile budget. */
-  lookupProfile(request: ServiceRequest, name: string): Promise<Outcome<Profile | null>>;
+  /**
+   * The profile of a name ID (any case, NFC or not), or null. One point of the profile budget.
+   * `checkInput` validates a caller's other input (an avatar size, a WebFinger resource) after the
+   * budget is drawn, so invalid requests count too, and before the name; it throws
+   * InvalidInputError carrying the decision it is given.
+   */
+  lookupProfile(
+    request: ServiceRequest,
+    name: string,
+    checkInput?: (rateLimit: RateLimitDecision | undefined) => void,
+  ): Promise<Outcome<Profile | null>>;
   /**
    * Up to MAX_NAMES_PER_REQUEST profiles, in the order asked, null where a name has none. One
    * point of the profile budget per distinct name; any invalid name fails the whole call.
@@ -105,8 +114,9 @@ export function createProfilesService({ database, limits, cache, logger }: Profi
   };
 
   return {
-    async lookupProfile(request, rawName) {
+    async lookupProfile(request, rawName, checkInput) {
       const rateLimit = await spend(limits.profile, request, 1);
+      checkInput?.(rateLimit);
       const name = parseNameId(rawName);
       if (name === null) throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit);
       const [profile = null] = await loadProfiles(request, [name.name], rateLimit);

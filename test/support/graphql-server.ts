@@ -9,6 +9,8 @@ import { createGraphQLServer, type GraphQLServer } from '../../src/graphql/yoga.
 import { createRateLimits } from '../../src/limits/create-rate-limits.js';
 import type { RateLimits } from '../../src/limits/rate-limit.js';
 import { createLogger, type Logger } from '../../src/ops/logger.js';
+import { createAvatarService } from '../../src/service/avatars.js';
+import { Links } from '../../src/service/links.js';
 import { ProfileCache } from '../../src/service/profile-cache.js';
 import { createProfilesService, type ProfilesService } from '../../src/service/profiles-service.js';
 
@@ -29,6 +31,7 @@ export function serviceOn(
   const limits = createRateLimits(config, logger);
   const cache = new ProfileCache(0, () => false);
   const profiles = createProfilesService({ database, limits, cache, logger });
-  const yoga = createGraphQLServer({ profiles, config, logger });
+  const avatars = createAvatarService(profiles, new Links(config.publicUrl));
+  const yoga = createGraphQLServer({ profiles, avatars, config, logger });
   return { profiles, limits, yoga, close: () => limits.close() };
 }

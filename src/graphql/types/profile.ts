@@ -3,6 +3,7 @@
  * the records come with it, so no field of a profile costs another query.
  */
 import type { Profile } from '../../profiles/profile.js';
+import { AVATAR_SIZE } from '../../service/avatars.js';
 import { builder } from '../builder.js';
 import { ProfileRecordRef } from './records.js';
 
@@ -75,6 +76,19 @@ export const ProfileRef = builder.objectRef<Profile>('Profile').implement({
     }),
     version: t.exposeString('contentHash', {
       description: 'Changes exactly when the public content changes (the REST ETag).',
+    }),
+    avatarUrl: t.string({
+      description:
+        'The avatar as a URL to put in an `<img>`: `<PUBLIC_URL>/api/<name>/avatar?size=<size>&v=<version>`. It ' +
+        'redirects to `image` when that is an http(s) URL, else it is a generated SVG with the initial. `v` ' +
+        'changes exactly when that answer changes, so the URL may be cached for good.',
+      args: {
+        size: t.arg.int({
+          defaultValue: AVATAR_SIZE.default,
+          description: `Width and height in pixels, ${AVATAR_SIZE.min} to ${AVATAR_SIZE.max} (null: the default).`,
+        }),
+      },
+      resolve: (profile, args, { avatars }) => avatars.avatarUrl(profile, args.size ?? AVATAR_SIZE.default),
     }),
     attributes: t.field({
       type: [AttributeRef],

@@ -1,0 +1,147 @@
+/**
+ * Batch lookup for apps that are not GraphQL clients: `GET /api/profiles?names=a@x,b@y` and
+ * `POST /api/profiles` with `{"names": ["a@x", "b@y"]}`. Both call the service's
+ * `lookupProfiles`, the function behind GraphQL's `profiles`: the same validation, one point of
+ * the profile budget per distinct name, the profile cache, and one SQL statement for the names
+ * the cache does not hold.
+ *
+ * The answer is `{"profiles": {"<canonical name>": <the /api/{name_id} document> | null}}`,
+ * keys in the order first asked; each document is the profile's ready bytes, embedded as they are.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { matchesIfNoneMatch } from '../http/conditional.js';
+import { declaredTooLarge, mediaTypeOf, readBody } from '../http/request-body.js';
+import { JSON_CONTENT_TYPE, sendBody, sendError, sendNotModified } from '../http/respond.js';
+import type { Router } from '../http/router.js';
+import { serviceRequestFor } from '../http/service-request.js';
+import { requestBodyTooLargeMessage } from '../limits/request-body-limit.js';
+import { canonicalName } from '../names/name-id.js';
+import type { Profile } from '../profiles/profile.js';
+import { sendServiceError } from './error-responses.js';
+import { queryOf } from './query.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
+import type { RestDependencies } from './routes.js';
+
+export const BATCH_PATH = '/api/profiles';
+export const NAMES_REQUIRED_MESSAGE = 'The names parameter is required';
+export const INVALID_JSON_BODY_MESSAGE = 'Invalid JSON body';
+export const EXPECTED_JSON_MESSAGE = 'Expected application/json';
+/** 100 names of the longest kind, percent-free JSON, fit in about 40 KiB. */
+export const MAX_BATCH_BODY_BYTES = 64 * 1024;
+
+const NO_STORE = { 'Cache-Control': 'no-store' } as const;
+
+export function registerBatchRoutes(router: Router, deps: RestDependencies): void {
+  router.on(
+    ['GET', 'HEAD', 'POST'],
+    BATCH_PATH,
+    (req, res) => void (req.method === 'POST' ? batchByPost(req, res, deps) : batchByGet(req, res, deps)),
+    { cors: true },
+  );
+}
+
+async function batchByGet(req: IncomingMessage, res: ServerResponse, deps: RestDependencies): Promise<void> {
+  // `names` given several times is read as one list: `?names=a@x&names=b@y` = `?names=a@x,b@y`.
+  const given = queryOf(req)
+    .getAll('names')
+    .filter((value) => value !== '');
+  if (given.length === 0) {
+    sendError(req, res, 400, NAMES_REQUIRED_MESSAGE);
+    return;
+  }
+  // A name ID cannot contain a comma, so splitting on commas loses nothing.
+  await answerBatch(req, res, deps, given.join(',').split(','), 'GET');
+}
+
+async function batchByPost(req: IncomingMessage, res: ServerResponse, deps: RestDependencies): Promise<void> {
+  if (mediaTypeOf(req) !== 'application/json') {
+    sendError(req, res, 415, EXPECTED_JSON_MESSAGE, NO_STORE);
+    return;
+  }
+  const tooLarge = () =>
+    // The rest of the body stays unread: closing the connection is cheaper than draining it.
+    sendError(req, res, 413, requestBodyTooLargeMessage(MAX_BATCH_BODY_BYTES), { ...NO_STORE, Connection: 'close' });
+  if (declaredTooLarge(req, MAX_BATCH_BODY_BYTES)) {
+    tooLarge();
+    return;
+  }
+  const read = await readBody(req, MAX_BATCH_BODY_BYTES);
+  if (!read.ok) {
+    if (read.reason === 'too-large') tooLarge();
+    else res.destroy();
+    return;
+  }
+  const names = namesOfBody(read.body);
+  if (names === null) sendError(req, res, 400, INVALID_JSON_BODY_MESSAGE, NO_STORE);
+  else if (names.length === 0) sendError(req, res, 400, NAMES_REQUIRED_MESSAGE, NO_STORE);
+  else await answerBatch(req, res, deps, names, 'POST');
+}
+
+/** The `names` of a body `{"names": [<string>, …]}` (other keys are ignored), or null for anything else. */
+export function namesOfBody(body: Buffer): string[] | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
+  const names: unknown = (parsed as { names?: unknown }).names;
+  if (!Array.isArray(names) || !names.every((name) => typeof name === 'string')) return null;
+  return names as string[];
+}
+
+async function answerBatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: RestDependencies,
+  names: string[],
+  method: 'GET' | 'POST',
+): Promise<void> {
+  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
+  try {
+    const { value: profiles, rateLimit } = await deps.profiles.lookupProfiles(request, names);
+    // Every name is valid here; equal names after canonicalisation are answered once, first place kept.
+    const answers = new Map<string, Profile | null>();
+    names.forEach((name, index) => {
+      const key = canonicalName(name);
+      if (!answers.has(key)) answers.set(key, profiles[index] ?? null);
+    });
+    const body = batchDocument(answers);
+    const headers = { ...rateLimitHeaders(rateLimit), 'Content-Type': JSON_CONTENT_TYPE };
+    if (method === 'POST') {
+      sendBody(req, res, 200, body, { ...headers, ...NO_STORE });
+      return;
+    }
+    const etag = batchEtag(answers);
+    const cacheHeaders = {
+      ...rateLimitHeaders(rateLimit),
+      ETag: etag,
+      'Cache-Control': deps.config.profileCacheControl,
+    };
+    if (matchesIfNoneMatch(req, etag)) sendNotModified(res, cacheHeaders);
+    else sendBody(req, res, 200, body, { ...headers, ...cacheHeaders });
+  } catch (error) {
+    sendServiceError(req, res, error, method === 'POST' ? NO_STORE : {}, deps.logger);
+  }
+}
+
+function batchDocument(answers: ReadonlyMap<string, Profile | null>): Buffer {
+  const parts: Buffer[] = [Buffer.from('{"profiles":{')];
+  let first = true;
+  for (const [name, profile] of answers) {
+    parts.push(Buffer.from(`${first ? '' : ','}${JSON.stringify(name)}:`));
+    parts.push(profile === null ? Buffer.from('null') : profile.document);
+    first = false;
+  }
+  parts.push(Buffer.from('}}'));
+  return Buffer.concat(parts);
+}
+
+/** A strong ETag of the answer: the names in order and the content hash of each profile. */
+function batchEtag(answers: ReadonlyMap<string, Profile | null>): string {
+  const hash = createHash('sha256');
+  for (const [name, profile] of answers) hash.update(`${name}\n${profile?.contentHash ?? ''}\n`);
+  return `"${hash.digest('base64url').slice(0, 27)}"`;
+}

@@ -1,0 +1,146 @@
+/**
+ * Avatars: `GET /api/{name_id}/avatar` and GraphQL `Profile.avatarUrl`. A profile whose `image`
+ * is an http(s) URL is answered with a redirect to it (the service never fetches a URL from the
+ * data); otherwise the `fallback` decides: a generated initials SVG, a 404, or a redirect to a
+ * URL the client gave.
+ *
+ * The avatar version is what `avatarUrl` puts in `v=`: a hash of the one thing of the profile
+ * that the answer depends on, the redirect target (or none), and of the drawing's revision (the
+ * initials SVG depends only on the name and size, which the URL holds already). So it changes
+ * exactly when the answer to an `avatarUrl` would, and such URLs can be cached as immutable.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
+import { AVATAR_DRAWING_REVISION, initialsSvg } from '../profiles/avatar-svg.js';
+import type { Profile } from '../profiles/profile.js';
+import { InvalidInputError } from './errors.js';
+import { httpUrl, type Links } from './links.js';
+import type { Outcome, ProfilesService } from './profiles-service.js';
+import type { ServiceRequest } from './request.js';
+
+export const AVATAR_SIZE = { min: 16, max: 1024, default: 256 } as const;
+export const INVALID_SIZE_MESSAGE = `Invalid size, expected an integer from ${AVATAR_SIZE.min} to ${AVATAR_SIZE.max}`;
+export const INVALID_FALLBACK_MESSAGE = 'Invalid fallback, expected initials, 404 or an https URL';
+export const MAX_FALLBACK_URL_LENGTH = 2048;
+export const PROFILE_NOT_FOUND_MESSAGE = 'Profile not found';
+export const NO_AVATAR_MESSAGE = 'No avatar';
+
+/** What to answer for a name without an http(s) image. */
+export type AvatarFallback = { kind: 'initials' } | { kind: 'not-found' } | { kind: 'redirect'; url: string };
+
+/** The avatar query as a client sent it: each parameter's values (none, one, or several). */
+export interface AvatarQuery {
+  size: readonly string[];
+  fallback: readonly string[];
+  version: readonly string[];
+}
+
+export type AvatarAnswer =
+  /** 302 to the stored image or to the fallback URL. */
+  | { kind: 'redirect'; location: string; currentVersion: boolean }
+  /** 200 with the generated SVG; `etag` is a strong validator of exactly these bytes. */
+  | { kind: 'svg'; svg: string; etag: string; currentVersion: boolean }
+  /** `fallback=404`: no profile, or a profile without an http(s) image. */
+  | { kind: 'missing'; message: typeof PROFILE_NOT_FOUND_MESSAGE | typeof NO_AVATAR_MESSAGE };
+
+export interface AvatarService {
+  /** The avatar answer of a name ID. One point of the profile budget, invalid input included. */
+  lookupAvatar(request: ServiceRequest, name: string, query: AvatarQuery): Promise<Outcome<AvatarAnswer>>;
+  /** `<PUBLIC_URL>/api/<name>/avatar?size=<size>&v=<version>`; an invalid size is InvalidInputError. */
+  avatarUrl(profile: Profile, size: number): string;
+}
+
+export function createAvatarService(profiles: ProfilesService, links: Links): AvatarService {
+  return {
+    async lookupAvatar(request, name, query) {
+      const options = avatarOptions(query);
+      const { value: profile, rateLimit } = await profiles.lookupProfile(request, name, (decision) => {
+        // The path comes first: an invalid name is reported before an invalid size or fallback.
+        if (parseNameId(name) === null) throw new InvalidInputError(INVALID_NAME_MESSAGE, decision);
+        if (typeof options === 'string') throw new InvalidInputError(options, decision);
+      });
+      // checkInput has thrown for invalid options already; this only tells the compiler.
+      if (typeof options === 'string') throw new InvalidInputError(options, rateLimit);
+      return { value: avatarAnswer(canonicalName(name), profile, options), rateLimit };
+    },
+
+    avatarUrl(profile, size) {
+      if (!Number.isInteger(size) || size < AVATAR_SIZE.min || size > AVATAR_SIZE.max) {
+        throw new InvalidInputError(INVALID_SIZE_MESSAGE);
+      }
+      return links.avatar(profile.name, size, avatarVersion(profile));
+    },
+  };
+}
+
+/** The version `avatarUrl` writes and `v=` is compared with; `null` for a name without a profile. */
+export function avatarVersion(profile: Profile | null): string {
+  const target = profile === null ? '' : (httpUrl(profile.image) ?? '');
+  return createHash('sha256').update(`${AVATAR_DRAWING_REVISION}\n${target}`).digest('base64url').slice(0, 16);
+}
+
+interface AvatarOptions {
+  size: number;
+  fallback: AvatarFallback;
+  version: string | undefined;
+}
+
+/** The checked options, or the message of the first problem. A repeated parameter is invalid. */
+export function avatarOptions(query: AvatarQuery): AvatarOptions | string {
+  const size = query.size.length === 0 ? AVATAR_SIZE.default : parseSize(query.size);
+  if (size === null) return INVALID_SIZE_MESSAGE;
+  const fallback = query.fallback.length === 0 ? { kind: 'initials' as const } : parseFallback(query.fallback);
+  if (fallback === null) return INVALID_FALLBACK_MESSAGE;
+  return { size, fallback, version: query.version.length === 1 ? query.version[0] : undefined };
+}
+
+function parseSize(values: readonly string[]): number | null {
+  const [value] = values;
+  if (values.length !== 1 || value === undefined || !/^[0-9]{1,5}$/.test(value)) return null;
+  const size = Number(value);
+  return size >= AVATAR_SIZE.min && size <= AVATAR_SIZE.max ? size : null;
+}
+
+function parseFallback(values: readonly string[]): AvatarFallback | null {
+  const [value] = values;
+  if (values.length !== 1 || value === undefined) return null;
+  if (value === 'initials') return { kind: 'initials' };
+  if (value === '404') return { kind: 'not-found' };
+  const url = fallbackUrl(value);
+  return url === null ? null : { kind: 'redirect', url };
+}
+
+/**
+ * An https URL a client gave as its fallback, serialised by the URL parser (ASCII, safe in a
+ * `Location` header), or null. Refused: other schemes, more than 2048 characters, white space or
+ * control characters (which the parser would silently drop), and credentials (`https://a@b`
+ * reads like a link to `a`).
+ */
+function fallbackUrl(value: string): string | null {
+  if (value.length > MAX_FALLBACK_URL_LENGTH || !/^https:\/\//i.test(value) || /[\s\p{Cc}]/u.test(value)) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'https:' || url.username !== '' || url.password !== '' || url.hostname === '') return null;
+  return url.href;
+}
+
+function avatarAnswer(canonicalName: string, profile: Profile | null, options: AvatarOptions): AvatarAnswer {
+  const currentVersion = options.version === avatarVersion(profile);
+  const image = profile === null ? null : httpUrl(profile.image);
+  if (image !== null) return { kind: 'redirect', location: image, currentVersion };
+  switch (options.fallback.kind) {
+    case 'redirect':
+      return { kind: 'redirect', location: options.fallback.url, currentVersion };
+    case 'not-found':
+      return { kind: 'missing', message: profile === null ? PROFILE_NOT_FOUND_MESSAGE : NO_AVATAR_MESSAGE };
+    case 'initials': {
+      const svg = initialsSvg(canonicalName, options.size);
+      const etag = `"${createHash('sha256').update(svg).digest('base64url').slice(0, 27)}"`;
+      return { kind: 'svg', svg, etag, currentVersion };
+    }
+  }
+}

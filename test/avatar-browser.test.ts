@@ -1,0 +1,179 @@
+/**
+ * The initials avatar in a real browser (headless Chromium): opened directly, the SVG renders
+ * under its own Content-Security-Policy without a violation or script error; drawn into a
+ * canvas it has the size asked for, the name's background colour, and a glyph in the middle
+ * that matches the initial better than any other letter. Screenshots of what the browser shows
+ * are saved under test-results/ (gitignored) to look at.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDemoData } from '../src/data/seed.js';
+import type { DatabaseHandle } from '../src/db/database.js';
+import { avatarColour } from '../src/profiles/avatar-svg.js';
+import { startTestServer, type TestServer } from './support/app-server.js';
+import { launchChromium, reportOnFailure, TEST_RESULTS_DIR, type TestBrowser } from './support/browser.js';
+import { createTestDatabase, type TestDatabase } from './support/databases.js';
+
+const TEST_TIMEOUT_MS = 60_000;
+
+/** What the page measured of an avatar drawn into a canvas. */
+interface Drawn {
+  width: number;
+  height: number;
+  /** The colour of the top-left pixel, `#rrggbb`. */
+  corner: string;
+  /** Share of pixels that are (nearly) white: the glyph. */
+  glyphShare: number;
+  /** Centre of the glyph's bounding box, as a share of the width and height. */
+  glyphCentre: [number, number];
+  /** How well the glyph matches each candidate letter drawn by the same browser (IoU, 0 to 1). */
+  similarity: Record<string, number>;
+}
+
+describe('the initials avatar in headless Chromium', () => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  let server: TestServer;
+  let browser: TestBrowser | undefined;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase('pglite');
+    handle = await testDb.open();
+    await seedDemoData(handle.db);
+    server = await startTestServer(handle);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  it.each([
+    ['empty@me', 'E', 96, ['F', 'L', 'B', 'H', 'P']],
+    ['юля@мир', 'Ю', 256, ['Ж', 'Н', 'О', 'Б', 'И']],
+    ['9lives@me', '9', 48, ['6', '8', '0', '3', 'G']],
+  ])(
+    'shows %s as a square of its colour with the initial %s',
+    async (name, initial, size, others) => {
+      browser ??= await launchChromium();
+      const page = await browser.newPage();
+      reportOnFailure(browser, page, `avatar-${initial}`);
+      const url = `${server.url}/api/${encodeURIComponent(name)}/avatar?size=${size}`;
+
+      // Opened directly: the document is the SVG, rendered under its own CSP without complaint.
+      const messages: string[] = [];
+      page.on('console', (message) => messages.push(message.text()));
+      const response = await page.goto(url);
+      expect(response?.status()).toBe(200);
+      const root = await page.evaluate(() => ({
+        element: document.documentElement.localName,
+        text: document.documentElement.textContent,
+        box: document.documentElement.getBoundingClientRect().toJSON() as { width: number; height: number },
+        scripts: document.querySelectorAll('script').length,
+      }));
+      expect(root).toMatchObject({ element: 'svg', text: initial, box: { width: size, height: size }, scripts: 0 });
+      mkdirSync(TEST_RESULTS_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(TEST_RESULTS_DIR, `avatar-${size}-${initial}.png`) });
+
+      // Drawn into a canvas, from a page of the service (Chromium keeps about:blank from loopback).
+      await page.goto(`${server.url}/healthz`);
+      const drawn: Drawn = await page.evaluate(measure, { url, initial, others });
+      expect([drawn.width, drawn.height]).toEqual([size, size]);
+      expect(drawn.corner).toBe(avatarColour(name));
+      expect(drawn.glyphShare).toBeGreaterThan(0.03);
+      expect(drawn.glyphShare).toBeLessThan(0.5);
+      for (const centre of drawn.glyphCentre) expect(Math.abs(centre - 0.5)).toBeLessThan(0.12);
+      const best = Object.entries(drawn.similarity).sort((a, b) => b[1] - a[1])[0];
+      expect(best?.[0], JSON.stringify(drawn.similarity)).toBe(initial);
+      expect(drawn.similarity[initial]).toBeGreaterThan(0.85);
+      expect(browser.pageErrors).toEqual([]);
+      expect(messages.filter((text) => /Content.Security.Policy|Refused/i.test(text))).toEqual([]);
+      await page.close();
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+/**
+ * Runs in the page: loads the avatar into a canvas, finds the white glyph, and compares it with
+ * each candidate letter drawn in the same font by the same browser, after cropping both to their
+ * bounding boxes and scaling them to one grid (so font metrics and offsets do not matter).
+ */
+async function measure({ url, initial, others }: { url: string; initial: string; others: string[] }): Promise<Drawn> {
+  const GRID = 24;
+  const image = new Image();
+  image.crossOrigin = 'anonymous';
+  image.src = url;
+  await image.decode();
+  const width = image.naturalWidth;
+  const height = image.naturalHeight;
+
+  const canvasOf = (draw: (context: CanvasRenderingContext2D) => void) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = width;
+    canvas.height = height;
+    const context = canvas.getContext('2d', { willReadFrequently: true });
+    if (context === null) throw new Error('no 2d context');
+    draw(context);
+    return context.getImageData(0, 0, width, height).data;
+  };
+  /** The glyph (light pixels) cropped to its bounding box and scaled to GRID×GRID. */
+  const glyphOf = (pixels: Uint8ClampedArray) => {
+    let [minX, minY, maxX, maxY, count] = [width, height, -1, -1, 0];
+    const light = (x: number, y: number) => {
+      const at = (y * width + x) * 4;
+      return (pixels[at] ?? 0) > 180 && (pixels[at + 1] ?? 0) > 180 && (pixels[at + 2] ?? 0) > 180;
+    };
+    for (let y = 0; y < height; y += 1) {
+      for (let x = 0; x < width; x += 1) {
+        if (!light(x, y)) continue;
+        count += 1;
+        [minX, minY, maxX, maxY] = [Math.min(minX, x), Math.min(minY, y), Math.max(maxX, x), Math.max(maxY, y)];
+      }
+    }
+    const grid: boolean[] = [];
+    for (let gy = 0; gy < GRID; gy += 1) {
+      for (let gx = 0; gx < GRID; gx += 1) {
+        const x = Math.round(minX + ((gx + 0.5) / GRID) * (maxX - minX));
+        const y = Math.round(minY + ((gy + 0.5) / GRID) * (maxY - minY));
+        grid.push(count > 0 && light(x, y));
+      }
+    }
+    return { count, grid, centre: [(minX + maxX) / 2 / width, (minY + maxY) / 2 / height] as [number, number] };
+  };
+  const iou = (a: boolean[], b: boolean[]) => {
+    const both = a.filter((value, index) => value && b[index]).length;
+    const either = a.filter((value, index) => value || b[index]).length;
+    return either === 0 ? 0 : both / either;
+  };
+
+  const avatarPixels = canvasOf((context) => context.drawImage(image, 0, 0));
+  const glyph = glyphOf(avatarPixels);
+  const font = getComputedStyle(document.body).fontFamily || 'sans-serif';
+  const similarity: Record<string, number> = {};
+  for (const letter of [initial, ...others]) {
+    const reference = glyphOf(
+      canvasOf((context) => {
+        context.fillStyle = '#000000';
+        context.fillRect(0, 0, width, height);
+        context.fillStyle = '#ffffff';
+        context.font = `600 ${width / 2}px system-ui, ${font}`;
+        context.textAlign = 'center';
+        context.textBaseline = 'middle';
+        context.fillText(letter, width / 2, height / 2);
+      }),
+    );
+    similarity[letter] = iou(glyph.grid, reference.grid);
+  }
+  const hex = (value: number | undefined) => (value ?? 0).toString(16).padStart(2, '0');
+  return {
+    width,
+    height,
+    corner: `#${hex(avatarPixels[0])}${hex(avatarPixels[1])}${hex(avatarPixels[2])}`,
+    glyphShare: glyph.count / (width * height),
+    glyphCentre: glyph.centre,
+    similarity,
+  };
+}
