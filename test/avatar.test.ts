@@ -11,6 +11,7 @@ import { avatarColour, initialOf, initialsSvg } from '../src/profiles/avatar-svg
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { rawClient } from './support/raw-http.js';
 
 const PUBLIC_URL = 'https://names.test/base';
 const INVALID_SIZE = { error: 'Invalid size, expected an integer from 16 to 1024' };
@@ -57,13 +58,16 @@ describe.each(databaseKinds())('avatars on %s', (kind) => {
 
   const avatar = (path: string, init: RequestInit = {}) =>
     fetch(`${server.url}/api/${path}`, { redirect: 'manual', ...init });
+  /** Through node:http, which sends the Host header given (fetch would not). */
   const graphql = async (query: string, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${server.url}/graphql`, {
+    const client = rawClient(server.url);
+    const response = await client.send('/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ query }),
     });
-    return (await response.json()) as {
+    client.close();
+    return JSON.parse(response.text) as {
       data?: Record<string, { avatarUrl?: string } | null>;
       errors?: Array<{ message: string; extensions: { code: string } }>;
     };

@@ -114,12 +114,15 @@ function typeParameter(network: string): string {
   return `;X-SERVICE-TYPE="${quoted}"`;
 }
 
-/** A TEXT value (RFC 6350 §3.4): backslash, comma, semicolon and line breaks escaped. */
+/**
+ * A TEXT value (RFC 6350 §3.4): backslash, comma and line breaks escaped. A semicolon needs an
+ * escape only in compound properties (N, ADR), which this vCard has none of; escaped elsewhere
+ * it "MAY" be, and parsers (ical.js among them) would then keep the backslash.
+ */
 export function escapeText(text: string): string {
   return withoutControls(text)
     .replace(/\\/g, '\\\\')
     .replace(/,/g, '\\,')
-    .replace(/;/g, '\\;')
     .replace(/\r\n|\r|\n/g, '\\n');
 }
 
