@@ -22,6 +22,7 @@ import { INVALID_NAME_MESSAGE, parseNameId, parseNamespace } from '../src/names/
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { exportText, snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { FRAGMENTS, HOSTILE_LOOKING_DATA, hostileText, nameLike, rawEncode } from './support/hostile-text.js';
 import { type RawClient, type RawResponse, rawClient } from './support/raw-http.js';
 
 const MISSING_PARAMETERS = 'Both email and name parameters are required';
@@ -39,157 +40,6 @@ const ALLOWED_GRAPHQL_CODES = new Set([
   'BAD_REQUEST',
   'OPERATION_RESOLUTION_FAILURE',
 ]);
-
-/** Valid data that looks hostile: it must be stored and served verbatim, never interpreted. */
-const HOSTILE_LOOKING_DATA = [
-  { kind: 'namespace', name: 'sql', ownerEmail: "o'brien+tables@example.net" },
-  {
-    kind: 'profile',
-    name: 'bobby-tables@sql',
-    creatorEmail: 'robert{drop}@example.net',
-    description: "Robert'); DROP TABLE profiles;-- \u202Etxt.exe",
-    image: 'javascript:alert(1)',
-    level: 1,
-    records: {
-      '1': { type: 'name', value: "<script>alert('x')</script>" },
-      '9': { type: 'notes', value: { "' OR 1=1 --": '%00%2F..\\..\\', '😀': '\u0000-free but \u200B zero-width' } },
-    },
-  },
-];
-
-/** Fragments attackers and unlucky clients send. */
-const FRAGMENTS = [
-  "' OR 1=1 --",
-  "'; DROP TABLE profiles; --",
-  '" OR ""="',
-  '1; SELECT pg_sleep(10)',
-  "$1'::text",
-  '\\',
-  '\\\\',
-  '..',
-  '../',
-  '..\\',
-  '/',
-  '//',
-  '%2F',
-  '%2f',
-  '%5C',
-  '%00',
-  '\u0000',
-  '%zz',
-  '%E0%A4%A',
-  '%',
-  '%%',
-  '%25',
-  '%2525',
-  '%40',
-  '%C0%AF',
-  '%ED%A0%80',
-  '%F4%90%80%80',
-  '%FF',
-  '<script>alert(1)</script>',
-  '"><img src=x onerror=alert(1)>',
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a log4j-style probe, sent as it is
-  '${jndi:ldap://x}',
-  '{{7*7}}',
-  '\u202E',
-  '\u200B',
-  '\uFEFF',
-  '\u00A0',
-  '😀',
-  '👨‍👩‍👧',
-  'Ω',
-  'мир',
-  '中文',
-  'עברית',
-  'İ',
-  'ß',
-  'ﬁ',
-  'Ａ',
-  'e\u0301',
-  '@',
-  '@@',
-  '?',
-  '#',
-  '&',
-  '=',
-  '+',
-  ';',
-  ' ',
-  '\t',
-  '\r\n',
-  'owner-check',
-  'demo@me',
-  'DEMO@ME',
-  'maker@example.com',
-  'a'.repeat(63),
-  'b'.repeat(64),
-  'x'.repeat(300),
-];
-
-/** Strings that may hold anything, hostile fragments mixed in. */
-const hostileText: fc.Arbitrary<string> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc
-      .array(
-        fc.oneof(
-          fc.constantFrom(...FRAGMENTS),
-          fc.string({ unit: 'binary', maxLength: 6 }),
-          fc.string({ unit: 'grapheme', maxLength: 6 }),
-          fc.constantFrom('a', 'z', '0', '9', '.', '-', '_', 'me', 'studio'),
-        ),
-        { maxLength: 10 },
-      )
-      .map((parts) => parts.join('')),
-  },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-  // Over-long.
-  { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 100, maxLength: 700 }) },
-);
-
-const nameParts = [
-  'demo',
-  'empty',
-  'blank',
-  'zoë.müller',
-  'はなこ',
-  'алиса',
-  'lab',
-  'bobby-tables',
-  'nobody',
-  'me',
-  'studio',
-  'мир',
-  'sql',
-];
-const validishPart: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom(...nameParts),
-  fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,8}[a-z0-9]$/),
-  fc.string({ unit: 'grapheme-composite', minLength: 1, maxLength: 8 }),
-);
-
-/** Names: hostile text, name-shaped strings (valid or nearly), and the stored names in other spellings. */
-const nameLike: fc.Arbitrary<string> = fc.oneof(
-  hostileText,
-  fc
-    .tuple(fc.oneof(validishPart, hostileText), fc.oneof(validishPart, hostileText))
-    .map(([local, domain]) => `${local}@${domain}`),
-  fc
-    .tuple(
-      fc.constantFrom('demo@me', 'zoë.müller@studio', 'алиса@мир', 'はなこ@me', 'bobby-tables@sql'),
-      fc.constantFrom('asis', 'upper', 'nfd', 'padded'),
-    )
-    .map(([name, spelling]) =>
-      spelling === 'upper'
-        ? name.toUpperCase()
-        : spelling === 'nfd'
-          ? name.normalize('NFD')
-          : spelling === 'padded'
-            ? ` ${name}\t`
-            : name,
-    ),
-);
 
 const knownEmails = [
   'maker@example.com',
@@ -211,13 +61,6 @@ const emailLike: fc.Arbitrary<string> = fc.oneof(
 const withLoneSurrogate: fc.Arbitrary<string> = fc
   .tuple(nameLike, fc.constantFrom('\uD800', '\uDBFF', '\uDC00', '\uDFFF'), fc.nat(3))
   .map(([text, surrogate, at]) => text.slice(0, at) + surrogate + text.slice(at));
-
-/**
- * A string as a raw path or query part: everything printable ASCII goes out as is (`%`, `/`,
- * `?`, `#`, `\`, quotes...), anything else percent-encoded, as a client must (HTTP request lines
- * are ASCII; see the last test for what happens otherwise).
- */
-const rawEncode = (text: string): string => text.replace(/[^\x21-\x7e]/gu, (char) => encodeURIComponent(char));
 
 /** Who owns or created what, from the seeded data: the oracle of `hasCreated`. */
 function ownershipOracle(lines: ReadonlyArray<Record<string, unknown>>): (name: string, email: string) => boolean {

@@ -1,10 +1,14 @@
 /**
- * The OpenAPI document at /api/openapi.json against real answers: every documented status of both
- * paths is produced for real and its body validated with Ajv (JSON Schema 2020-12, the dialect of
- * OpenAPI 3.1), and every status the tests produce is documented.
+ * The OpenAPI document at /api/openapi.json against real answers: every documented path, method
+ * and status is produced for real; its body is validated with Ajv (JSON Schema 2020-12, the
+ * dialect of OpenAPI 3.1) or, for a HEAD, 302 or 304, checked to be empty; every header the
+ * document marks required is there, and every header of the answer that the document could
+ * describe (rate limits, caching, CORS, X-Request-Id…) is described for that status. And no
+ * documented status is left unproduced. The document also passes Redocly's recommended rules.
  */
-
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsPlugin from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
@@ -12,46 +16,148 @@ import { openDatabase } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 
-interface OpenApiDocument {
-  openapi: string;
-  paths: Record<
-    string,
-    { get: { responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }> } }
-  >;
+type Method = 'get' | 'head' | 'post';
+
+interface HeaderObject {
+  $ref?: string;
+  required?: boolean;
 }
 
-const PROFILE_PATH = '/api/{name_id}';
-const OWNER_CHECK_PATH = '/api/owner-check';
+interface ResponseObject {
+  content?: Record<string, { schema: unknown }>;
+  headers?: Record<string, HeaderObject>;
+}
+
+interface OpenApiDocument {
+  openapi: string;
+  servers: Array<{ url: string }>;
+  paths: Record<string, Partial<Record<Method, { responses: Record<string, ResponseObject> }>>>;
+  components: { headers: Record<string, HeaderObject> };
+}
+
+/** Headers the document describes; an answer that carries one must have it documented. */
+const DESCRIBABLE_HEADERS = [
+  'x-request-id',
+  'access-control-allow-origin',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'retry-after',
+  'etag',
+  'cache-control',
+  'allow',
+  'location',
+  'content-disposition',
+  'content-security-policy',
+  'x-content-type-options',
+];
+
+const PUBLIC_URL = 'https://names.test';
+const OPENAPI = '/api/openapi.json';
+const OWNER_CHECK = '/api/owner-check';
+const BATCH = '/api/profiles';
+const PROFILE = '/api/{name_id}';
+const AVATAR = '/api/{name_id}/avatar';
+const VCARD = '/api/{name_id}/vcard';
+const WEBFINGER = '/.well-known/webfinger';
+
+/** One request for each documented lookup path that finds something, misses, and is invalid. */
+const LOOKUPS = [
+  { path: PROFILE, found: '/api/demo@me', missing: '/api/nobody@me', invalid: '/api/not-a-name' },
+  { path: BATCH, found: '/api/profiles?names=demo@me,nobody@me', missing: undefined, invalid: '/api/profiles' },
+  {
+    path: AVATAR,
+    found: '/api/empty@me/avatar',
+    missing: '/api/nobody@me/avatar?fallback=404',
+    invalid: '/api/demo@me/avatar?size=1',
+  },
+  { path: VCARD, found: '/api/demo@me/vcard', missing: '/api/nobody@me/vcard', invalid: '/api/not-a-name/vcard' },
+  {
+    path: WEBFINGER,
+    found: '/.well-known/webfinger?resource=acct:demo@me',
+    missing: '/.well-known/webfinger?resource=acct:nobody@me',
+    invalid: '/.well-known/webfinger?resource=demo@me',
+  },
+] as const;
 
 describe('OpenAPI document', () => {
   let testDb: TestDatabase;
   let handle: DatabaseHandle;
   let server: TestServer;
-  let limited: TestServer;
+  let documentText: string;
   let document: OpenApiDocument;
   const ajv = new Ajv2020({ strict: false, allErrors: true });
+  (addFormatsPlugin as unknown as (ajv: Ajv2020) => void)(ajv);
   const produced = new Set<string>();
 
-  /** Validates a real answer against the document's schema for that path and status. */
-  async function check(path: string, response: Response): Promise<void> {
+  const headerObject = (header: HeaderObject): HeaderObject =>
+    header.$ref === undefined
+      ? header
+      : { ...document.components.headers[header.$ref.split('/').pop() ?? ''], ...header, $ref: undefined };
+
+  /** Validates a real answer against the document: status, headers and body. */
+  async function check(path: string, method: Method, response: Response): Promise<void> {
     const status = String(response.status);
-    produced.add(`${path} ${status}`);
-    const documented = document.paths[path]?.get.responses[status];
-    expect(documented, `${path} ${status} is documented`).toBeDefined();
+    const context = `${method.toUpperCase()} ${path} ${status}`;
+    produced.add(`${path} ${method} ${status}`);
+    const documented = document.paths[path]?.[method]?.responses[status];
+    expect(documented, `${context} is documented`).toBeDefined();
+    const documentedHeaders = Object.entries(documented?.headers ?? {});
+    for (const [name, header] of documentedHeaders) {
+      if (headerObject(header).required === true) {
+        expect(response.headers.get(name), `${context}: required header ${name}`).not.toBeNull();
+      }
+    }
+    const names = documentedHeaders.map(([name]) => name.toLowerCase());
+    for (const name of DESCRIBABLE_HEADERS) {
+      if (response.headers.has(name)) expect(names, `${context}: undocumented header ${name}`).toContain(name);
+    }
+
     const text = await response.text();
-    if (documented!.content === undefined) {
-      expect(text).toBe('');
+    if (documented?.content === undefined) {
+      expect(text, context).toBe('');
       return;
     }
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    const pointer = `openapi.json#/paths/${path.replaceAll('~', '~0').replaceAll('/', '~1')}/get/responses/${status}/content/application~1json/schema`;
+    const mediaType = response.headers.get('content-type')?.split(';')[0] ?? '';
+    expect(Object.keys(documented.content), context).toEqual([mediaType]);
+    if (!/^application\/(.+\+)?json$/.test(mediaType)) {
+      expect(text.length, context).toBeGreaterThan(0);
+      return;
+    }
+    const escape = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+    const pointer = `openapi.json#/paths/${escape(path)}/${method}/responses/${status}/content/${escape(mediaType)}/schema`;
     const validate = ajv.getSchema(pointer);
     expect(validate, pointer).toBeDefined();
     const valid = validate!(JSON.parse(text));
-    expect(validate!.errors ?? [], `${path} ${status}: ${text}`).toEqual([]);
+    expect(validate!.errors ?? [], `${context}: ${text.slice(0, 300)}`).toEqual([]);
     expect(valid).toBe(true);
-    for (const header of Object.keys(documented!.headers ?? {})) {
-      expect(response.headers.get(header), `${path} ${status} header ${header}`).not.toBeNull();
+  }
+
+  /** GET and HEAD of the same URL, each checked against its operation. */
+  async function getAndHead(target: TestServer, path: string, url: string, init: RequestInit = {}): Promise<void> {
+    await check(path, 'get', await fetch(`${target.url}${url}`, { redirect: 'manual', ...init }));
+    await check(path, 'head', await fetch(`${target.url}${url}`, { redirect: 'manual', ...init, method: 'HEAD' }));
+  }
+
+  /** A method the path does not serve: the 405 every operation of the path documents. */
+  async function methodNotAllowed(path: string, url: string): Promise<void> {
+    const operations = (['get', 'head', 'post'] as const).filter((method) => document.paths[path]?.[method]);
+    for (const method of operations) {
+      await check(path, method, await fetch(`${server.url}${url}`, { method: 'DELETE' }));
+    }
+  }
+
+  /** A server of its own for budgets, and one for a database that is down or broken. */
+  async function withServer(
+    database: DatabaseHandle,
+    env: Record<string, string>,
+    use: (server: TestServer) => Promise<void>,
+  ) {
+    const own = await startTestServer(database, { PUBLIC_URL, ...env });
+    try {
+      await use(own);
+    } finally {
+      await own.close();
     }
   }
 
@@ -59,44 +165,73 @@ describe('OpenAPI document', () => {
     testDb = await createTestDatabase('pglite');
     handle = await testDb.open();
     await seedDemoData(handle.db);
-    server = await startTestServer(handle, { OWNER_CHECK_LIMIT: '1', PROFILE_LIMIT: '1000' });
-    limited = await startTestServer(handle, { PROFILE_LIMIT: '1' });
-    document = (await (await fetch(`${server.url}/api/openapi.json`)).json()) as OpenApiDocument;
+    server = await startTestServer(handle, { PUBLIC_URL, OWNER_CHECK_LIMIT: '100', PROFILE_LIMIT: '1000' });
+    documentText = await (await fetch(`${server.url}${OPENAPI}`)).text();
+    document = JSON.parse(documentText) as OpenApiDocument;
     ajv.addSchema(document, 'openapi.json');
   });
   afterAll(async () => {
     await server?.close();
-    await limited?.close();
     await handle?.close();
     await testDb?.drop();
   });
 
-  it('is an OpenAPI 3.1 document', () => {
+  it('is an OpenAPI 3.1 document of every path, with PUBLIC_URL as its server', () => {
     expect(document.openapi).toMatch(/^3\.1\./);
-    expect(Object.keys(document.paths)).toEqual([OWNER_CHECK_PATH, PROFILE_PATH]);
+    expect(Object.keys(document.paths)).toEqual([OPENAPI, OWNER_CHECK, BATCH, PROFILE, AVATAR, VCARD, WEBFINGER]);
+    expect(document.servers).toEqual([{ url: PUBLIC_URL, description: expect.any(String) }]);
   });
 
-  it('describes every answer of the profile lookup', async () => {
-    const ok = await fetch(`${server.url}/api/demo@me`);
-    const etag = ok.headers.get('etag')!;
-    await check(PROFILE_PATH, ok);
-    await check(PROFILE_PATH, await fetch(`${server.url}/api/demo@me`, { headers: { 'If-None-Match': etag } }));
-    await check(PROFILE_PATH, await fetch(`${server.url}/api/not-a-name`));
-    await check(PROFILE_PATH, await fetch(`${server.url}/api/nobody@me`));
-    await check(PROFILE_PATH, await fetch(`${server.url}/api/demo@me`, { method: 'DELETE' }));
-    await fetch(`${limited.url}/api/demo@me`);
-    await check(PROFILE_PATH, await fetch(`${limited.url}/api/demo@me`));
+  it("passes Redocly's recommended rules without an error or warning", async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: documentText, absoluteRef: '/openapi.json', config });
+    const described = problems.map(
+      (problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`,
+    );
+    expect(described).toEqual([]);
+  });
+
+  it('describes every answer of the document itself', async () => {
+    await getAndHead(server, OPENAPI, OPENAPI);
+    await methodNotAllowed(OPENAPI, OPENAPI);
+  });
+
+  it('describes every answer of the lookups that draw on the profile budget', async () => {
+    for (const lookup of LOOKUPS) {
+      await getAndHead(server, lookup.path, lookup.found);
+      if (lookup.missing !== undefined) await getAndHead(server, lookup.path, lookup.missing);
+      await getAndHead(server, lookup.path, lookup.invalid);
+      await methodNotAllowed(lookup.path, lookup.found);
+      const response = await fetch(`${server.url}${lookup.found}`);
+      const etag = response.headers.get('etag');
+      if (etag !== null) await getAndHead(server, lookup.path, lookup.found, { headers: { 'If-None-Match': etag } });
+    }
+    await getAndHead(server, AVATAR, '/api/demo@me/avatar'); // 302 to the stored image
+    await withServer(handle, { PROFILE_LIMIT: '1' }, async (limited) => {
+      await fetch(`${limited.url}/api/demo@me`);
+      for (const lookup of LOOKUPS) await getAndHead(limited, lookup.path, lookup.found);
+    });
+  });
+
+  it('describes every answer of the batch lookup by POST', async () => {
+    const post = (target: TestServer, body: string, type = 'application/json') =>
+      fetch(`${target.url}${BATCH}`, { method: 'POST', headers: { 'Content-Type': type }, body });
+    await check(BATCH, 'post', await post(server, '{"names":["demo@me","nobody@me"]}'));
+    await check(BATCH, 'post', await post(server, '{"names":["demo"]}'));
+    await check(BATCH, 'post', await post(server, 'x'.repeat(70_000)));
+    await check(BATCH, 'post', await post(server, '{"names":["demo@me"]}', 'text/plain'));
+    await withServer(handle, { PROFILE_LIMIT: '1' }, async (limited) => {
+      await check(BATCH, 'post', await post(limited, '{"names":["a@me","b@me"]}'));
+    });
   });
 
   it('describes every answer of the owner check', async () => {
-    await check(OWNER_CHECK_PATH, await fetch(`${server.url}/api/owner-check?email=a@example.com&name=demo@me`));
-    await check(OWNER_CHECK_PATH, await fetch(`${server.url}/api/owner-check?email=a@example.com&name=demo@me`));
-    const fresh = await startTestServer(handle, { OWNER_CHECK_LIMIT: '5' });
-    try {
-      await check(OWNER_CHECK_PATH, await fetch(`${fresh.url}/api/owner-check?email=a@example.com`));
-    } finally {
-      await fresh.close();
-    }
+    await withServer(handle, { OWNER_CHECK_LIMIT: '4' }, async (limited) => {
+      await getAndHead(limited, OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me');
+      await getAndHead(limited, OWNER_CHECK, '/api/owner-check?email=a@example.com');
+      await getAndHead(limited, OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me'); // 429
+    });
+    await methodNotAllowed(OWNER_CHECK, OWNER_CHECK);
   });
 
   it('describes 503 while the database cannot be reached', async () => {
@@ -106,12 +241,11 @@ describe('OpenAPI document', () => {
       dataDir: '',
       connectTimeoutSeconds: 1,
     });
-    const down = await startTestServer(unreachable, { OWNER_CHECK_LIMIT: '5' });
     try {
-      await check(PROFILE_PATH, await fetch(`${down.url}/api/demo@me`));
-      await check(OWNER_CHECK_PATH, await fetch(`${down.url}/api/owner-check?email=a@example.com&name=demo@me`));
+      await withServer(unreachable, { OWNER_CHECK_LIMIT: '5' }, async (down) => {
+        await everyLookupOn(down);
+      });
     } finally {
-      await down.close();
       await unreachable.close();
     }
   });
@@ -120,20 +254,35 @@ describe('OpenAPI document', () => {
     // A closed embedded database fails every query with an error that is not an outage.
     const broken = await createTestDatabase('pglite');
     const brokenHandle = await broken.open();
-    const app = await startTestServer(brokenHandle, { OWNER_CHECK_LIMIT: '5' });
-    await brokenHandle.close();
     try {
-      await check(PROFILE_PATH, await fetch(`${app.url}/api/demo@me`));
-      await check(OWNER_CHECK_PATH, await fetch(`${app.url}/api/owner-check?email=a@example.com&name=demo@me`));
+      await withServer(brokenHandle, { OWNER_CHECK_LIMIT: '5' }, async (app) => {
+        await brokenHandle.close();
+        await everyLookupOn(app);
+      });
     } finally {
-      await app.close();
       await broken.drop();
     }
   });
 
+  /** Each lookup, the owner check and the batch POST once (GET and HEAD), on a failing database. */
+  async function everyLookupOn(target: TestServer): Promise<void> {
+    for (const lookup of LOOKUPS) await getAndHead(target, lookup.path, lookup.found);
+    await getAndHead(target, OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me');
+    const post = await fetch(`${target.url}${BATCH}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"names":["demo@me"]}',
+    });
+    await check(BATCH, 'post', post);
+  }
+
   it('leaves no documented status unproduced', () => {
     const documented = Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.keys(item.get.responses).map((status) => `${path} ${status}`),
+      Object.entries(item).flatMap(([method, operation]) =>
+        typeof operation === 'object' && operation !== null && 'responses' in operation
+          ? Object.keys(operation.responses).map((status) => `${path} ${method} ${status}`)
+          : [],
+      ),
     );
     expect([...produced].sort()).toEqual(documented.sort());
   });

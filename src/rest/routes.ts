@@ -38,7 +38,7 @@ export interface RestDependencies {
 const GET_HEAD = ['GET', 'HEAD'] as const;
 
 export function registerRestRoutes(router: Router, deps: RestDependencies): void {
-  const openApiJson = JSON.stringify(openApiDocument());
+  const openApiJson = JSON.stringify(openApiDocument({ publicUrl: deps.config.publicUrl }));
   router.on(GET_HEAD, '/api/openapi.json', (req, res) => sendBody(req, res, 200, openApiJson, JSON_HEADERS), {
     cors: true,
   });
