@@ -124,8 +124,8 @@ describe('OpenAPI document', () => {
       expect(text.length, context).toBeGreaterThan(0);
       return;
     }
-    const escape = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
-    const pointer = `openapi.json#/paths/${escape(path)}/${method}/responses/${status}/content/${escape(mediaType)}/schema`;
+    const pointerSegment = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+    const pointer = `openapi.json#/paths/${pointerSegment(path)}/${method}/responses/${status}/content/${pointerSegment(mediaType)}/schema`;
     const validate = ajv.getSchema(pointer);
     expect(validate, pointer).toBeDefined();
     const valid = validate!(JSON.parse(text));
