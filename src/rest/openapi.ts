@@ -136,7 +136,7 @@ function ownerCheckPath(): Json {
         required: true,
         description: 'The e-mail to check; trimmed.',
         schema: { type: 'string', maxLength: 254 },
-        example: 'owner@example.com',
+        example: 'you@example.net',
       },
       {
         name: 'name',
