@@ -129,6 +129,19 @@ describe.each(databaseKinds())('WebFinger on %s', (kind) => {
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
   });
 
+  it('answers CORS preflights here and on the other new paths', async () => {
+    for (const path of ['/.well-known/webfinger', '/api/demo@me/avatar', '/api/demo@me/vcard', '/api/profiles']) {
+      const response = await fetch(`${server.url}${path}`, {
+        method: 'OPTIONS',
+        headers: { Origin: 'https://app.example', 'Access-Control-Request-Method': 'GET' },
+      });
+      expect(response.status, path).toBe(204);
+      expect(response.headers.get('access-control-allow-origin'), path).toBe('*');
+      expect(response.headers.get('access-control-allow-methods'), path).toMatch(/^GET, HEAD/);
+      expect(response.headers.get('x-request-id'), path).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
   it('answers 404 for a valid name without a profile', async () => {
     const response = await webfinger('?resource=acct:nobody@me');
     expect(response.status).toBe(404);
