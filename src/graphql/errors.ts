@@ -75,10 +75,13 @@ export function maskError(error: unknown, options: MaskOptions): GraphQLError {
   }
   if (isGraphQLError(cause)) {
     const visible = located ?? cause;
-    if (visible.extensions.code !== undefined) return visible;
+    // Yoga describes an unreadable body with the parser's message, which quotes the body itself:
+    // a client's own bytes are never reflected.
+    const { originalError: _quotesTheBody, ...extensions } = visible.extensions;
+    if (visible.extensions.code !== undefined && _quotesTheBody === undefined) return visible;
     return new GraphQLError(visible.message, {
       ...position,
-      extensions: { ...visible.extensions, code: ERROR_CODES.badUserInput },
+      extensions: { ...extensions, code: extensions.code ?? ERROR_CODES.badUserInput },
     });
   }
   if (isDatabaseUnavailable(cause)) {
@@ -96,4 +99,14 @@ export function maskError(error: unknown, options: MaskOptions): GraphQLError {
       ...(located?.extensions.http === undefined ? {} : { http: located.extensions.http }),
     },
   });
+}
+
+/** How loudly an error Yoga reports belongs in the log. */
+export function logLevelOf(error: unknown): 'debug' | 'info' | 'warn' | 'error' {
+  const cause = rootCause(error);
+  // The service logs the database's unavailability itself, once per request, with its id.
+  if (cause instanceof UnavailableError) return 'debug';
+  // The client's own mistakes: its input, its budget, its document.
+  if (cause instanceof ServiceError || isGraphQLError(cause)) return 'info';
+  return isDatabaseUnavailable(cause) ? 'warn' : 'error';
 }

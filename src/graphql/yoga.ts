@@ -18,6 +18,7 @@ import { maskError } from './errors.js';
 import { renderGraphiQL } from './graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from './graphiql-example.js';
 import { schema } from './schema.js';
+import { streamingHeadersPlugin } from './streaming-headers.js';
 import { yogaLogger } from './yoga-logger.js';
 
 export { schema } from './schema.js';
@@ -67,8 +68,10 @@ export function createGraphQLServer({ profiles, config, logger, plugins = [] }: 
     plugins: [
       // Automatic persisted queries: a client may send the SHA-256 of a document it sent before.
       useAPQ({ store: createPersistedQueryStore() }),
-      documents.plugin,
+      streamingHeadersPlugin(),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
+      // After the limits: its nesting check wraps their parser, so it runs before any parsing.
+      documents.plugin,
       ...plugins,
     ],
     context: ({ req, res }): GraphQLContext => ({
