@@ -4,7 +4,7 @@
  * errors REST maps to 400, 429 and 503; anything unexpected is masked as INTERNAL_SERVER_ERROR
  * without SQL, parameters or stack.
  */
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Source } from 'graphql';
 import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
 import { InvalidInputError, RateLimitedError, ServiceError, UnavailableError } from '../service/errors.js';
 
@@ -62,23 +62,53 @@ export interface MaskOptions {
  * INTERNAL_SERVER_ERROR.
  */
 export function maskError(error: unknown, options: MaskOptions): GraphQLError {
+  return maskedError(error, options, positionOf(error));
+}
+
+interface Position {
+  nodes?: GraphQLError['nodes'];
+  source?: Source;
+  positions?: readonly number[];
+  path?: GraphQLError['path'];
+}
+
+/**
+ * Where in the document an error happened, in the form graphql-js (and Yoga, which rebuilds
+ * every error from it) computes `locations` from. Compiled execution (graphql-jit) reports only
+ * the line and column of the field: a source of blank lines puts positions exactly there, so its
+ * errors have the same locations as those of graphql-js.
+ */
+function positionOf(error: unknown): Position {
+  if (isGraphQLError(error) && (error.nodes !== undefined || error.source !== undefined)) {
+    return { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path };
+  }
+  const path = (error as { path?: GraphQLError['path'] } | null)?.path;
+  const locations = (error as { locations?: unknown } | null)?.locations;
+  if (!Array.isArray(locations) || locations.length === 0) return { path };
+  const points = locations as Array<{ line: number; column: number }>;
+  const width = Math.max(...points.map((point) => point.column));
+  const lines = Math.max(...points.map((point) => point.line));
+  const source = new Source(`${' '.repeat(width)}\n`.repeat(lines));
+  return { source, positions: points.map((point) => (point.line - 1) * (width + 1) + point.column - 1), path };
+}
+
+function maskedError(error: unknown, options: MaskOptions, position: Position): GraphQLError {
   const located = isGraphQLError(error) ? error : undefined;
   const cause = rootCause(error);
-  const position = {
-    nodes: located?.nodes,
-    source: located?.source,
-    positions: located?.positions,
-    path: located?.path,
-  };
   if (cause instanceof ServiceError) {
     return new GraphQLError(cause.message, { ...position, extensions: serviceErrorExtensions(cause) });
   }
   if (isGraphQLError(cause)) {
     const visible = located ?? cause;
-    // Yoga describes an unreadable body with the parser's message, which quotes the body itself:
-    // a client's own bytes are never reflected.
-    const { originalError: _quotesTheBody, ...extensions } = visible.extensions;
-    if (visible.extensions.code !== undefined && _quotesTheBody === undefined) return visible;
+    const { originalError: quotesTheBody, ...extensions } = visible.extensions;
+    if (visible.extensions.code !== undefined && quotesTheBody === undefined) return visible;
+    if (quotesTheBody !== undefined) {
+      // Yoga describes an unreadable body with the JSON parser's message, which quotes the body:
+      // a client's own bytes are never reflected. (Yoga took that description as the sign to
+      // answer 400 even to application/json clients; the status now says so itself.)
+      const http = extensions.http as { status?: number } | undefined;
+      extensions.http = { status: http?.status ?? 400 };
+    }
     return new GraphQLError(visible.message, {
       ...position,
       extensions: { ...extensions, code: extensions.code ?? ERROR_CODES.badUserInput },

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
@@ -41,6 +42,26 @@ export interface GraphQLServerDeps {
   plugins?: Plugin[];
 }
 
+/**
+ * Documents executed again run compiled (graphql-jit): their resolvers are called without a walk
+ * of the document each time. A document seen once (a name written into the document, say) is
+ * not worth compiling, which costs more than executing it: compilation waits for the second
+ * execution. Compiled queries live as long as the parsed document does in the document cache.
+ */
+function compiledExecution(): ReturnType<typeof useGraphQlJit> {
+  const executedOnce = new WeakSet<object>();
+  return useGraphQlJit(
+    {},
+    {
+      enableIf: ({ document }) => {
+        if (executedOnce.has(document)) return true;
+        executedOnce.add(document);
+        return false;
+      },
+    },
+  );
+}
+
 /** The key of requests without a Node request (tests calling `yoga.fetch`). */
 const UNKNOWN_CLIENT = 'unknown';
 
@@ -72,6 +93,7 @@ export function createGraphQLServer({ profiles, config, logger, plugins = [] }: 
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,
+      compiledExecution(),
       ...plugins,
     ],
     context: ({ req, res }): GraphQLContext => ({
