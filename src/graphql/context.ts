@@ -7,5 +7,6 @@ import type { ServiceRequest } from '../service/request.js';
 
 export interface GraphQLContext {
   profiles: ProfilesService;
-  request: ServiceRequest;
+  /** Not `request`: Yoga's context already has the HTTP request under that name. */
+  serviceRequest: ServiceRequest;
 }

@@ -18,6 +18,7 @@ import type { GraphQLContext } from './context.js';
 import { maskError } from './errors.js';
 import { renderGraphiQL } from './graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from './graphiql-example.js';
+import { httpCachingPlugin } from './http-caching.js';
 import { schema } from './schema.js';
 import { streamingHeadersPlugin } from './streaming-headers.js';
 import { yogaLogger } from './yoga-logger.js';
@@ -90,6 +91,7 @@ export function createGraphQLServer({ profiles, config, logger, plugins = [] }: 
       // Automatic persisted queries: a client may send the SHA-256 of a document it sent before.
       useAPQ({ store: createPersistedQueryStore() }),
       streamingHeadersPlugin(),
+      httpCachingPlugin(config.profileCacheControl),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,
@@ -98,7 +100,7 @@ export function createGraphQLServer({ profiles, config, logger, plugins = [] }: 
     ],
     context: ({ req, res }): GraphQLContext => ({
       profiles,
-      request:
+      serviceRequest:
         req === undefined || res === undefined
           ? new ServiceRequest(UNKNOWN_CLIENT, randomUUID())
           : serviceRequestFor(req, res, config.trustProxyHops),
