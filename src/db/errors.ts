@@ -3,7 +3,7 @@
  * (500). Drivers and Drizzle wrap errors, so the whole `cause` chain is inspected.
  */
 
-/** postgres.js error codes for a connection that could not be made or was lost. */
+/** Node and postgres.js codes for a connection that could not be made or was lost, and ours. */
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -17,6 +17,8 @@ const CONNECTION_CODES = new Set([
   'CONNECTION_CLOSED',
   'CONNECTION_ENDED',
   'CONNECTION_DESTROYED',
+  // The OutageGate refused the query without asking the database (src/db/outage-gate.ts).
+  'DATABASE_UNAVAILABLE',
 ]);
 
 /** SQLSTATE classes and codes meaning the server is unavailable, shutting down or too slow. */
