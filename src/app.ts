@@ -38,7 +38,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   // Before any route: it learns the route patterns for the request logs and metrics.
   const operations = createOperations({ router, database, logger });
   const limits = operations.countRateLimitRejections(createRateLimits(config, logger));
-  const services: GraphQLServices = { db: database.db, limits, logger, config };
+  const services: GraphQLServices = { db: database.db, guard: (work) => database.guard(work), limits, logger, config };
   const graphql = createGraphQLServer(services, { plugins: [operations.graphqlPlugin] });
   router.on(['GET', 'POST', 'OPTIONS'], GRAPHQL_ENDPOINT, (req, res) => {
     // Yoga's Node listener answers on `res` itself and hands `{ req, res }` to the context factory.

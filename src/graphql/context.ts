@@ -3,7 +3,7 @@
  * nothing Yoga-specific, so the REST shim can run operations with graphql-js's `execute`.
  */
 import type { Config } from '../config/config.js';
-import type { Database } from '../db/database.js';
+import type { Database, DatabaseGuard } from '../db/database.js';
 import type { RateLimitDecision, RateLimits } from '../limits/rate-limit.js';
 import type { Logger } from '../ops/logger.js';
 import { createLoaders, type Loaders } from './loaders.js';
@@ -11,6 +11,8 @@ import { createLoaders, type Loaders } from './loaders.js';
 /** What the app builds once and every request shares. */
 export interface GraphQLServices {
   db: Database;
+  /** `DatabaseHandle.guard`: bounds each loader query (deadline, outage gate). */
+  guard?: DatabaseGuard;
   limits: RateLimits;
   logger: Logger;
   config: Config;
@@ -33,7 +35,7 @@ export interface RequestIdentity {
 
 export function createRequestContext(services: GraphQLServices, identity: RequestIdentity): RequestContext {
   return {
-    loaders: createLoaders(services.db, services.logger),
+    loaders: createLoaders(services.db, services.logger, services.guard),
     clientIp: identity.clientIp,
     limits: services.limits,
     rateLimitDecisions: {},

@@ -5,7 +5,7 @@
  * once.
  */
 import DataLoader from 'dataloader';
-import type { Database } from '../db/database.js';
+import type { Database, DatabaseGuard } from '../db/database.js';
 import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
 import {
   findProfilesByNames,
@@ -40,9 +40,9 @@ export interface Loaders {
   ownership: DataLoader<OwnershipQuestion, boolean, string>;
 }
 
-export function createLoaders(db: Database, logger: Logger): Loaders {
+export function createLoaders(db: Database, logger: Logger, guard: DatabaseGuard = (work) => work()): Loaders {
   const guarded = <K, V>(loader: string, batch: (keys: readonly K[]) => Promise<V[]>) =>
-    unavailableAsServiceError(loader, logger, batch);
+    unavailableAsServiceError(loader, logger, (keys: readonly K[]) => guard(() => batch(keys)));
 
   const recordsByProfileId = new DataLoader(
     guarded('recordsByProfileId', async (ids: readonly number[]) => {
