@@ -84,6 +84,8 @@ export class OutageGate {
           // long is one slow query, not an outage): it is up.
           this.answered();
         } else if (!(error instanceof DatabaseTimeoutError && this.lastAnswerAt >= startedAt)) {
+          // (A deadline that passed while the database answered other queries is left out: the
+          // database is slow or the queue long, and refusing would turn slow answers into 503s.)
           this.lastFailure = error;
           this.outagesInARow += 1;
           // A failed probe closes the gate again at once.
