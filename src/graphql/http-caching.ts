@@ -33,18 +33,18 @@ export function httpCachingPlugin(cacheControl: string): Plugin {
     },
     onResultProcess({ request, result, setResultProcessor, resultProcessor, acceptableMediaTypes }) {
       if (request.method !== 'GET' || Array.isArray(result) || Symbol.asyncIterator in result) return;
-      const http = ((result.extensions ??= {}) as { http?: { headers?: Record<string, string> } }).http ?? {};
-      (result.extensions as { http?: unknown }).http = http;
-      http.headers ??= {};
+      // Yoga sends the headers of `extensions.http` with the answer (and not the extension itself).
+      const headers: Record<string, string> = {};
+      result.extensions = { ...result.extensions, http: { ...result.extensions?.http, headers } };
       if (cacheable.get(request) !== true || (result.errors?.length ?? 0) > 0) {
-        http.headers['Cache-Control'] = 'no-store';
+        headers['Cache-Control'] = 'no-store';
         return;
       }
       const etag = `"${createHash('sha256').update(JSON.stringify(result.data)).digest('base64url').slice(0, 27)}"`;
-      http.headers.ETag = etag;
-      http.headers['Cache-Control'] = cacheControl;
+      headers.ETag = etag;
+      headers['Cache-Control'] = cacheControl;
       // The media type (and with it the status of an error) follows the client's Accept.
-      http.headers.Vary = 'Accept';
+      headers.Vary = 'Accept';
       if (!ifNoneMatchHeaderMatches(request.headers.get('if-none-match'), etag)) return;
       const [mediaType = 'application/json'] = acceptableMediaTypes;
       if (resultProcessor === undefined) return;
