@@ -6,7 +6,13 @@
  */
 import { GraphQLError, Source } from 'graphql';
 import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
-import { InvalidInputError, RateLimitedError, ServiceError, UnavailableError } from '../service/errors.js';
+import {
+  InvalidInputError,
+  RateLimitedError,
+  ServiceError,
+  UNAVAILABLE_RETRY_AFTER_SECONDS,
+  UnavailableError,
+} from '../service/errors.js';
 
 export const ERROR_CODES = {
   badUserInput: 'BAD_USER_INPUT',
@@ -41,10 +47,23 @@ export function describeErrorForLog(error: unknown): string {
   return `${name}: ${describeDatabaseError(cause)}`;
 }
 
+/**
+ * SERVICE_UNAVAILABLE, with the seconds to wait as REST's 503 has them: in the error and as the
+ * answer's `Retry-After` header. The status stays as GraphQL over HTTP wants it for an executed
+ * operation (2xx: the other fields of the document may have answered).
+ */
+function unavailableExtensions(retryAfterSeconds: number): Record<string, unknown> {
+  return {
+    code: ERROR_CODES.serviceUnavailable,
+    retryAfter: retryAfterSeconds,
+    http: { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  };
+}
+
 /** The code and extensions a service error has for GraphQL clients. */
 function serviceErrorExtensions(error: ServiceError): Record<string, unknown> {
   if (error instanceof RateLimitedError) return { code: ERROR_CODES.rateLimited, retryAfter: error.retryAfterSeconds };
-  if (error instanceof UnavailableError) return { code: ERROR_CODES.serviceUnavailable };
+  if (error instanceof UnavailableError) return unavailableExtensions(error.retryAfterSeconds);
   const details = error instanceof InvalidInputError ? error.details : {};
   return { code: ERROR_CODES.badUserInput, ...details };
 }
@@ -117,7 +136,7 @@ function maskedError(error: unknown, options: MaskOptions, position: Position): 
   if (isDatabaseUnavailable(cause)) {
     return new GraphQLError(SERVICE_UNAVAILABLE_MESSAGE, {
       ...position,
-      extensions: { code: ERROR_CODES.serviceUnavailable },
+      extensions: unavailableExtensions(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });
   }
   return new GraphQLError(INTERNAL_SERVER_ERROR_MESSAGE, {
