@@ -6,14 +6,22 @@
  * Retry-After (GraphQL: SERVICE_UNAVAILABLE) while the database is away, the data again once it
  * is back, without a restart.
  *
+ * Then every way PostgreSQL can be unavailable (test/support/outage-causes.ts: refused, reset,
+ * silent, refusing sessions with each SQLSTATE, backends terminated, ALLOW_CONNECTIONS false,
+ * statement timeout) must answer 503, never 500, and recover; and a slow link must answer slowly,
+ * not with 503s, while the answers fit in the deadline.
+ *
  * The OutageGate, which makes those 503s immediate once the database is known to be down, is
  * tested on its own first.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_SILENCE_MS } from '../src/db/change-feed.js';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { DatabaseUnavailableError, OutageGate } from '../src/db/outage-gate.js';
+import { DatabaseTimeoutError } from '../src/db/postgres-deadlines.js';
+import { createOutageScene, OUTAGE_CAUSES, type OutageScene } from './support/outage-causes.js';
 import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
-import { type ServerProcess, startServerProcess } from './support/server-process.js';
+import { type LogLine, type ServerProcess, startServerProcess } from './support/server-process.js';
 import type { CutMode, TcpProxy } from './support/tcp-proxy.js';
 
 const connectionLost = (): Error => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
@@ -92,6 +100,43 @@ describe('OutageGate', () => {
     expect(gate.failures).toEqual({ unavailable: 0, statement_timeout: 1, refused: 0, query: 1 });
   });
 
+  it('does not close when deadlines pass while the database answers other queries (a slow link)', async () => {
+    let now = 0;
+    const gate = new OutageGate(60_000, 3, () => now);
+    const slowReads = Array.from({ length: 3 }, () => {
+      let expire: () => void = () => {};
+      const read = gate.run(
+        () =>
+          new Promise<never>((_, reject) => {
+            expire = () => reject(new DatabaseTimeoutError(11_000));
+          }),
+      );
+      return { read, expire: () => expire() };
+    });
+    now += 9_000;
+    // Meanwhile another query was answered: the database is up, only slow.
+    await expect(gate.run(() => Promise.resolve('row'))).resolves.toBe('row');
+    now += 2_000;
+    for (const slow of slowReads) {
+      slow.expire();
+      await expect(slow.read).rejects.toBeInstanceOf(DatabaseTimeoutError);
+    }
+    await expect(gate.run(() => Promise.resolve('row'))).resolves.toBe('row');
+    // They still count as unavailable answers for the metrics.
+    expect(gate.failures.unavailable).toBe(3);
+  });
+
+  it('closes when deadlines pass while nothing answers at all', async () => {
+    let now = 0;
+    const gate = new OutageGate(60_000, 3, () => now);
+    await expect(gate.run(() => Promise.resolve('row'))).resolves.toBe('row');
+    now += 1;
+    for (let i = 0; i < 3; i += 1) {
+      await expect(gate.run(() => Promise.reject(new DatabaseTimeoutError(2_500)))).rejects.toThrow();
+    }
+    await expect(gate.run(() => Promise.resolve('row'))).rejects.toBeInstanceOf(DatabaseUnavailableError);
+  });
+
   it('learns from health probes without refusing them', async () => {
     const gate = new OutageGate(60_000, 1);
     await expect(gate.run(() => Promise.reject(connectionLost()))).rejects.toThrow();
@@ -118,9 +163,9 @@ interface Answer {
   ms: number;
 }
 
-async function timedFetch(url: string, init: RequestInit = {}): Promise<Answer> {
+async function timedFetch(url: string, init: RequestInit = {}, boundMs = ANSWER_BOUND_MS): Promise<Answer> {
   const started = Date.now();
-  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(ANSWER_BOUND_MS) });
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(boundMs) });
   const text = await response.text();
   let body: unknown = text;
   try {
@@ -138,6 +183,18 @@ function graphql(url: string): Promise<Answer> {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
     body: JSON.stringify({ query: PROFILE_QUERY }),
+  });
+}
+
+/** Fails the tests of a service that died with what it wrote, rather than with a socket error. */
+function failWhenServiceExits(current: () => ServerProcess | undefined): void {
+  afterEach(async () => {
+    const service = current();
+    if (service === undefined) return;
+    const exit = await Promise.race([service.exited, Promise.resolve(undefined)]);
+    if (exit === undefined) return;
+    const lastLines = service.logs.slice(-20).map((line) => JSON.stringify(line));
+    throw new Error(`the service exited (${JSON.stringify(exit)})\n${service.stderr}\n${lastLines.join('\n')}`);
   });
 }
 
@@ -165,6 +222,8 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
         DB_STATEMENT_TIMEOUT_MS: '500',
         // Small, so that the outage reaches every connection of the pool.
         DB_POOL_SIZE: '2',
+        // The database path itself: no profile cache in front of it (it has a suite below).
+        PROFILE_CACHE_SIZE: '0',
         LOG_LEVEL: 'info',
       },
       startTimeoutMs: 60_000,
@@ -175,6 +234,8 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
     await service?.stop();
     await proxied?.close();
   });
+
+  failWhenServiceExits(() => service);
 
   async function expectHealthy(): Promise<void> {
     const ready = await timedFetch(`${service.url}/readyz`);
@@ -262,4 +323,165 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
     expect(service.logs.filter((line) => line.msg === 'not ready').length).toBeGreaterThanOrEqual(2);
     expect(service.logs.filter((line) => line.msg === 'request' && line.status === 500)).toEqual([]);
   });
+});
+
+describe.skipIf(postgresUrl === undefined)('the service for every way PostgreSQL can be unavailable', () => {
+  let scene: OutageScene;
+  let service: ServerProcess;
+
+  beforeAll(async () => {
+    scene = await createOutageScene();
+    service = await startServerProcess({
+      env: {
+        DATABASE_URL: scene.url,
+        DB_CONNECT_TIMEOUT: '1',
+        DB_STATEMENT_TIMEOUT_MS: '500',
+        DB_POOL_SIZE: '2',
+        PROFILE_LIMIT: '0',
+        PROFILE_CACHE_SIZE: '0',
+        LOG_LEVEL: 'info',
+      },
+      startTimeoutMs: 60_000,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await service?.stop();
+    await scene?.close();
+  });
+
+  failWhenServiceExits(() => service);
+
+  const lookUp = (requestId = 'outage-check') =>
+    timedFetch(`${service.url}/api/demo@me`, { headers: { 'x-request-id': requestId } });
+  const lookUpInGraphQL = (requestId: string) =>
+    timedFetch(`${service.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+      body: JSON.stringify({ query: '{ profile(name: "empty@me") { name } }' }),
+    });
+
+  it.each(OUTAGE_CAUSES.map((cause, index) => ({ ...cause, index })))(
+    '$name: 503 (GraphQL: SERVICE_UNAVAILABLE) with Retry-After, the cause logged once per request, then the profile again',
+    async (cause) => {
+      expect((await lookUp()).status).toBe(200);
+      const ids = { rest: `outage-rest-${cause.index}`, graphql: `outage-graphql-${cause.index}` };
+      try {
+        const [rest, graphql] = await cause.provoke(scene, () =>
+          Promise.all([lookUp(ids.rest), lookUpInGraphQL(ids.graphql)]),
+        );
+        expect(rest.status).toBe(503);
+        expect(rest.body).toEqual({ error: 'Service unavailable' });
+        expect(rest.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(graphql.body).toMatchObject({
+          data: { profile: null },
+          errors: [{ message: 'Service unavailable', extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: 5 } }],
+        });
+        expect(graphql.headers.get('retry-after')).toBe('5');
+      } finally {
+        await cause.clear(scene);
+      }
+      for (const requestId of [ids.rest, ids.graphql]) {
+        const isCause = (line: LogLine) => line.msg === 'database unavailable' && line.requestId === requestId;
+        await service.waitForLog(isCause, 5000);
+        // And no second one: the answer is complete, and its request line follows the cause's.
+        await service.waitForLog((line) => line.msg === 'request' && line.requestId === requestId, 5000);
+        const causes = service.logs.filter(isCause);
+        expect(causes, requestId).toHaveLength(1);
+        expect(causes[0]?.level).toBe(40);
+        expect(String(causes[0]?.reason).length).toBeGreaterThan(0);
+      }
+      await eventually(async () => (await lookUp()).status === 200, RECOVERY_BOUND_MS);
+    },
+    60_000,
+  );
+
+  it('logged no 500 for any of them', () => {
+    expect(service.logs.filter((line) => line.msg === 'request' && line.status === 500)).toEqual([]);
+  });
+});
+
+describe.skipIf(postgresUrl === undefined)('the service on a slow link', () => {
+  let proxied: ProxiedDatabase;
+  let service: ServerProcess;
+
+  beforeAll(async () => {
+    proxied = await createProxiedDemoDatabase();
+    // The default timeouts (connect 5 s, statement 5 s: a deadline of 11 s).
+    service = await startServerProcess({
+      env: { DATABASE_URL: proxied.url, DB_POOL_SIZE: '4', PROFILE_LIMIT: '0', PROFILE_CACHE_SIZE: '0' },
+      startTimeoutMs: 60_000,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    proxied?.proxy.setLatency(0);
+    await service?.stop();
+    await proxied?.close();
+  });
+
+  failWhenServiceExits(() => service);
+
+  it('answers a burst of lookups over 1.5 s of latency each way with 200s, slowly', async () => {
+    proxied.proxy.setLatency(1500);
+    const burst = (size: number) =>
+      Promise.all(Array.from({ length: size }, () => timedFetch(`${service.url}/api/demo@me`, {}, 20_000)));
+    // New connections (a start-up and the statement's two round trips: about 9 s), then more
+    // lookups at once than there are connections.
+    for (const size of [4, 12]) {
+      const answers = await burst(size);
+      expect(answers.map((answer) => answer.status)).toEqual(Array(size).fill(200));
+      expect(answers.every((answer) => (answer.body as { name?: string }).name === 'demo@me')).toBe(true);
+    }
+  }, 60_000);
+});
+
+describe.skipIf(postgresUrl === undefined)('the profile cache while PostgreSQL is unreachable', () => {
+  let proxied: ProxiedDatabase;
+  let service: ServerProcess;
+
+  beforeAll(async () => {
+    proxied = await createProxiedDemoDatabase();
+    service = await startServerProcess({
+      env: { DATABASE_URL: proxied.url, DB_CONNECT_TIMEOUT: '1', DB_STATEMENT_TIMEOUT_MS: '500', PROFILE_LIMIT: '0' },
+      startTimeoutMs: 60_000,
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    proxied?.proxy.restore();
+    await service?.stop();
+    await proxied?.close();
+  });
+
+  failWhenServiceExits(() => service);
+
+  it.each(['refuse', 'blackhole'] as const)(
+    'answers nothing from memory later than a second after a %s outage began, and from memory again after it',
+    async (mode) => {
+      const answering = async () =>
+        String((await timedFetch(`${service.url}/metrics`)).body).includes('profile_cache_answering 1');
+      await eventually(answering, 5000);
+      for (let i = 0; i < 3; i += 1) expect((await timedFetch(`${service.url}/api/demo@me`)).status).toBe(200);
+      proxied.proxy.cut(mode);
+      const cutAt = Date.now();
+      try {
+        const answers: Array<{ sentAfterMs: number; status: number }> = [];
+        while (Date.now() - cutAt < MAX_SILENCE_MS + 3000) {
+          const sentAfterMs = Date.now() - cutAt;
+          answers.push({ sentAfterMs, status: (await timedFetch(`${service.url}/api/demo@me`, {}, 15_000)).status });
+        }
+        // Until the feed has gone a second without a heartbeat the cache may answer; after that,
+        // only the database could, and it cannot.
+        const late = answers.filter((answer) => answer.sentAfterMs > MAX_SILENCE_MS + 250);
+        expect(late.length).toBeGreaterThan(0);
+        expect(late.filter((answer) => answer.status !== 503)).toEqual([]);
+      } finally {
+        proxied.proxy.restore();
+      }
+      await eventually(async () => (await timedFetch(`${service.url}/api/demo@me`)).status === 200, 10_000);
+      await eventually(answering, 5000);
+    },
+    60_000,
+  );
 });

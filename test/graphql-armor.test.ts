@@ -149,6 +149,10 @@ describe('GraphQL query limits', () => {
       const aliases = (count: number) => `{ profile(name: "demo@me") { ${repeat(count, (i) => `n${i}: name`)} } }`;
       expectAnswered(await gql(aliases(MAX_ALIASES)));
       expectRefused(await gql(aliases(MAX_ALIASES + 1)), 'GRAPHQL_VALIDATION_FAILED', /Aliases limit of 64 exceeded/);
+      // __typename too: graphql-armor would let any number of its aliases through.
+      const typenames = (count: number) => `{ ${repeat(count, (i) => `t${i}: __typename`)} }`;
+      expectAnswered(await gql(typenames(MAX_ALIASES)));
+      expectRefused(await gql(typenames(MAX_ALIASES + 1)), 'GRAPHQL_VALIDATION_FAILED', /Aliases limit of 64 exceeded/);
     });
 
     it(`${MAX_DIRECTIVES} directives`, async () => {

@@ -261,6 +261,40 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
     expect(server.app.cache.stats().hits).toBeGreaterThan(hits);
   });
 
+  it('gives GraphQL GET answers that only read profiles an ETag that follows the data, and a 304 while it holds', async () => {
+    const server = await startServer();
+    const query = encodeURIComponent('{ profile(name: "x@other") { name description } }');
+    const get = (headers: Record<string, string> = {}) => fetch(`${server.url}/graphql?query=${query}`, { headers });
+    const first = await get();
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]{27}"$/);
+    expect(first.headers.get('cache-control')).toBe('public, max-age=60');
+    const revalidated = await get({ 'if-none-match': etag! });
+    expect(revalidated.status).toBe(304);
+    expect(await revalidated.text()).toBe('');
+
+    await changeDescription(writer.db, 'x@other', 'changed under the etag');
+    await waitUntil(async () => (await get({ 'if-none-match': etag! })).status === 200, 1000);
+    const changed = await get();
+    expect(changed.headers.get('etag')).not.toBe(etag);
+    expect(await changed.json()).toEqual({
+      data: { profile: { name: 'x@other', description: 'changed under the etag' } },
+    });
+
+    const ownerCheck = encodeURIComponent(
+      '{ profile(name: "x@other") { name } ownerCheck(email: "a@b.example", name: "x@other") { hasCreated } }',
+    );
+    const withOwnerCheck = await fetch(`${server.url}/graphql?query=${ownerCheck}`);
+    expect(withOwnerCheck.headers.get('etag')).toBeNull();
+    expect(withOwnerCheck.headers.get('cache-control')).toBe('no-store');
+    const posted = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ profile(name: "x@other") { name } }' }),
+    });
+    expect(posted.headers.get('etag')).toBeNull();
+  });
+
   it('forgets everything it cached when the listening connection is replaced', async () => {
     const server = await startServer();
     await descriptionAt(server, 'self@me');

@@ -17,16 +17,21 @@ import { type ChangeFeed, type ChangeFeedHandlers, listenToPglite, listenToPostg
 import { type FolderLock, lockFolder } from './folder-lock.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
 import {
-  boundUnsafeQueries,
   MAX_RECONNECT_DELAY_SECONDS,
   queryDeadlineMs,
   reconnectDelaySeconds,
-  watchdogSockets,
+  silenceTimeoutMs,
+  TEXT_ARRAY_OID,
+  textArrayLiteral,
   withDeadline,
 } from './postgres-deadlines.js';
+import { postgresSockets } from './postgres-sockets.js';
 import * as schema from './schema.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+/** The shape of `DatabaseHandle.guard`. */
+export type DatabaseGuard = <T>(work: () => Promise<T>) => Promise<T>;
 
 export interface DatabaseOptions {
   /** PostgreSQL URL; undefined opens PGlite in `dataDir`. */
@@ -45,13 +50,15 @@ export interface DatabaseHandle {
   kind: 'postgres' | 'pglite';
   /** Applies the committed migrations under drizzle/ (idempotent, safe from several processes). */
   migrate(): Promise<void>;
-  /** Cheap reachability probe for readiness checks. */
-  ping(): Promise<void>;
   /**
-   * Runs one read of the request path within the database's bounds; rejects with an error that
-   * `isDatabaseUnavailable` recognises when the database cannot answer in time.
+   * Runs one read of the request path. On PostgreSQL it is refused at once while the database is
+   * known to be down (the OutageGate) and rejects when it has not finished within the deadline
+   * (reconnect delay + connect timeout + statement timeout); every such failure is one that
+   * `isDatabaseUnavailable()` recognises. On PGlite it just runs the work.
    */
   guard<T>(work: () => Promise<T>): Promise<T>;
+  /** Cheap reachability probe for readiness checks; bounded by the same deadline, never refused. */
+  ping(): Promise<void>;
   /** Starts hearing which profiles change (see change-feed.ts). */
   listenForChanges(handlers: ChangeFeedHandlers): Promise<ChangeFeed>;
   /** Figures for metrics: connections, and failed queries by kind (PostgreSQL only). */
@@ -79,13 +86,26 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
   const connectTimeout = options.connectTimeoutSeconds ?? 5;
   // connect_timeout and statement_timeout leave waits unbounded; see postgres-deadlines.ts.
   const deadlineMs = queryDeadlineMs(connectTimeout, statementTimeout);
-  const sockets = watchdogSockets(statementTimeout + 1000);
   const poolSize = options.poolSize ?? 10;
+  let closing = false;
+  const sockets = postgresSockets({
+    silenceMs: silenceTimeoutMs(connectTimeout, statementTimeout),
+    youngMs: connectTimeout * 1000,
+    maxStarts: poolSize,
+    closing: () => closing,
+  });
   const client = postgres(url, {
     max: poolSize,
     connect_timeout: connectTimeout,
     idle_timeout: 60,
     backoff: reconnectDelaySeconds,
+    // The array types would be fetched with one more round trip on every new connection: on a
+    // slow link that alone pushed a new connection's first read past the deadline. Our only
+    // array parameter is text[], serialised below; array results would come back as text.
+    fetch_types: false,
+    types: {
+      textArray: { to: TEXT_ARRAY_OID, from: [], serialize: textArrayLiteral, parse: (raw: string) => raw },
+    },
     onnotice: () => {},
     connection: {
       statement_timeout: statementTimeout,
@@ -95,7 +115,6 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
     ...({ socket: sockets.socket } as object),
   });
   const gate = new OutageGate(MAX_RECONNECT_DELAY_SECONDS * 1000);
-  boundUnsafeQueries(client, deadlineMs, gate);
   const db = drizzlePostgres(client, { schema, logger: options.logger ?? false });
   return {
     db,
@@ -117,12 +136,13 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
         await migrator.end({ timeout: 5 });
       }
     },
+    guard(work) {
+      return gate.run(() => withDeadline(work, deadlineMs));
+    },
     async ping() {
       // Not refused by the gate (readiness must ask the server), but a success reopens it.
-      await gate.observe(() => withDeadline(client`select 1`, deadlineMs));
+      await gate.observe(() => withDeadline(() => client`select 1`, deadlineMs));
     },
-    // Every query Drizzle sends is bounded already (boundUnsafeQueries).
-    guard: (work) => work(),
     listenForChanges: (handlers) =>
       listenToPostgres(
         {
@@ -139,6 +159,7 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       ),
     stats: () => ({ openConnections: sockets.open, maxConnections: poolSize, failedQueries: gate.failures }),
     async close() {
+      closing = true;
       await client.end({ timeout: 5 });
     },
   };
@@ -164,10 +185,13 @@ async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
     async migrate() {
       await migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER });
     },
+    guard(work) {
+      // In-process: no network, no connections to lose, nothing to wait for but the work.
+      return work();
+    },
     async ping() {
       await client.query('select 1');
     },
-    guard: (work) => work(),
     listenForChanges: (handlers) => listenToPglite(client, handlers),
     async close() {
       try {

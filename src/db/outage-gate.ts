@@ -6,12 +6,18 @@
  * as a probe; the first success lets everything through again.
  *
  * One failure alone does not close the gate: a single connection dropped by a firewall or a
- * restarted pooler fails its queries while the database itself is fine.
+ * restarted pooler fails its queries while the database itself is fine. Nor does a deadline that
+ * passed while the database answered other queries: that is a slow link or a long queue, and
+ * refusing the next queries would turn slow answers into 503s.
  */
 import { isDatabaseUnavailable } from './errors.js';
+import { DatabaseTimeoutError } from './postgres-deadlines.js';
 
 /** Refused without asking the database; the cause is the failure that closed the gate. */
 export class DatabaseUnavailableError extends Error {
+  /** Known to `isDatabaseUnavailable` whatever the cause was. */
+  readonly code = 'DATABASE_UNAVAILABLE';
+
   constructor(cause: unknown) {
     super('PostgreSQL is unavailable; query refused until it answers again', { cause });
     this.name = 'DatabaseUnavailableError';
@@ -33,6 +39,8 @@ export class OutageGate {
   private probing = false;
   private lastFailure: unknown = undefined;
   private outagesInARow = 0;
+  /** When the database last answered anything, an error of the query's own included. */
+  private lastAnswerAt = Number.NEGATIVE_INFINITY;
   /** Running totals of failed queries (and failed pings) by kind. */
   readonly failures: Record<QueryFailureKind, number> = {
     unavailable: 0,
@@ -60,30 +68,37 @@ export class OutageGate {
 
   /** Runs `attempt` in any case (a health probe) and learns from its outcome. */
   observe<T>(attempt: () => Promise<T>, isProbe = false): Promise<T> {
+    const startedAt = this.now();
     return attempt().then(
       (value) => {
-        this.downUntil = 0;
-        this.outagesInARow = 0;
         if (isProbe) this.probing = false;
+        this.answered();
         return value;
       },
       (error: unknown) => {
         if (isProbe) this.probing = false;
         const kind = failureKind(error);
         this.failures[kind] += 1;
-        if (kind === 'unavailable') {
+        if (kind !== 'unavailable') {
+          // The server answered, with an error of the query's own (a statement that ran too
+          // long is one slow query, not an outage): it is up.
+          this.answered();
+        } else if (!(error instanceof DatabaseTimeoutError && this.lastAnswerAt >= startedAt)) {
+          // (A deadline that passed while the database answered other queries is left out: the
+          // database is slow or the queue long, and refusing would turn slow answers into 503s.)
           this.lastFailure = error;
           this.outagesInARow += 1;
           // A failed probe closes the gate again at once.
           if (isProbe || this.outagesInARow >= this.failuresToClose) this.downUntil = this.now() + this.coolDownMs;
-        } else {
-          // The server answered, with an error of the query's own (a statement that ran too
-          // long is one slow query, not an outage): it is up.
-          this.downUntil = 0;
-          this.outagesInARow = 0;
         }
         throw error;
       },
     );
+  }
+
+  private answered(): void {
+    this.lastAnswerAt = this.now();
+    this.downUntil = 0;
+    this.outagesInARow = 0;
   }
 }

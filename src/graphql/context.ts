@@ -10,5 +10,6 @@ export interface GraphQLContext {
   profiles: ProfilesService;
   /** Avatar URLs (`Profile.avatarUrl`), built from PUBLIC_URL. */
   avatars: AvatarService;
-  request: ServiceRequest;
+  /** Not `request`: Yoga's context already has the HTTP request under that name. */
+  serviceRequest: ServiceRequest;
 }

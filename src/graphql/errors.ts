@@ -4,9 +4,15 @@
  * errors REST maps to 400, 429 and 503; anything unexpected is masked as INTERNAL_SERVER_ERROR
  * without SQL, parameters or stack.
  */
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Source } from 'graphql';
 import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
-import { InvalidInputError, RateLimitedError, ServiceError, UnavailableError } from '../service/errors.js';
+import {
+  InvalidInputError,
+  RateLimitedError,
+  ServiceError,
+  UNAVAILABLE_RETRY_AFTER_SECONDS,
+  UnavailableError,
+} from '../service/errors.js';
 
 export const ERROR_CODES = {
   badUserInput: 'BAD_USER_INPUT',
@@ -41,10 +47,23 @@ export function describeErrorForLog(error: unknown): string {
   return `${name}: ${describeDatabaseError(cause)}`;
 }
 
+/**
+ * SERVICE_UNAVAILABLE, with the seconds to wait as REST's 503 has them: in the error and as the
+ * answer's `Retry-After` header. The status stays as GraphQL over HTTP wants it for an executed
+ * operation (2xx: the other fields of the document may have answered).
+ */
+function unavailableExtensions(retryAfterSeconds: number): Record<string, unknown> {
+  return {
+    code: ERROR_CODES.serviceUnavailable,
+    retryAfter: retryAfterSeconds,
+    http: { headers: { 'Retry-After': String(retryAfterSeconds) } },
+  };
+}
+
 /** The code and extensions a service error has for GraphQL clients. */
 function serviceErrorExtensions(error: ServiceError): Record<string, unknown> {
   if (error instanceof RateLimitedError) return { code: ERROR_CODES.rateLimited, retryAfter: error.retryAfterSeconds };
-  if (error instanceof UnavailableError) return { code: ERROR_CODES.serviceUnavailable };
+  if (error instanceof UnavailableError) return unavailableExtensions(error.retryAfterSeconds);
   const details = error instanceof InvalidInputError ? error.details : {};
   return { code: ERROR_CODES.badUserInput, ...details };
 }
@@ -62,29 +81,62 @@ export interface MaskOptions {
  * INTERNAL_SERVER_ERROR.
  */
 export function maskError(error: unknown, options: MaskOptions): GraphQLError {
+  return maskedError(error, options, positionOf(error));
+}
+
+interface Position {
+  nodes?: GraphQLError['nodes'];
+  source?: Source;
+  positions?: readonly number[];
+  path?: GraphQLError['path'];
+}
+
+/**
+ * Where in the document an error happened, in the form graphql-js (and Yoga, which rebuilds
+ * every error from it) computes `locations` from. Compiled execution (graphql-jit) reports only
+ * the line and column of the field: a source of blank lines puts positions exactly there, so its
+ * errors have the same locations as those of graphql-js.
+ */
+function positionOf(error: unknown): Position {
+  if (isGraphQLError(error) && (error.nodes !== undefined || error.source !== undefined)) {
+    return { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path };
+  }
+  const path = (error as { path?: GraphQLError['path'] } | null)?.path;
+  const locations = (error as { locations?: unknown } | null)?.locations;
+  if (!Array.isArray(locations) || locations.length === 0) return { path };
+  const points = locations as Array<{ line: number; column: number }>;
+  const width = Math.max(...points.map((point) => point.column));
+  const lines = Math.max(...points.map((point) => point.line));
+  const source = new Source(`${' '.repeat(width)}\n`.repeat(lines));
+  return { source, positions: points.map((point) => (point.line - 1) * (width + 1) + point.column - 1), path };
+}
+
+function maskedError(error: unknown, options: MaskOptions, position: Position): GraphQLError {
   const located = isGraphQLError(error) ? error : undefined;
   const cause = rootCause(error);
-  const position = {
-    nodes: located?.nodes,
-    source: located?.source,
-    positions: located?.positions,
-    path: located?.path,
-  };
   if (cause instanceof ServiceError) {
     return new GraphQLError(cause.message, { ...position, extensions: serviceErrorExtensions(cause) });
   }
   if (isGraphQLError(cause)) {
     const visible = located ?? cause;
-    if (visible.extensions.code !== undefined) return visible;
+    const { originalError: quotesTheBody, ...extensions } = visible.extensions;
+    if (visible.extensions.code !== undefined && quotesTheBody === undefined) return visible;
+    if (quotesTheBody !== undefined) {
+      // Yoga describes an unreadable body with the JSON parser's message, which quotes the body:
+      // a client's own bytes are never reflected. (Yoga took that description as the sign to
+      // answer 400 even to application/json clients; the status now says so itself.)
+      const http = extensions.http as { status?: number } | undefined;
+      extensions.http = { status: http?.status ?? 400 };
+    }
     return new GraphQLError(visible.message, {
       ...position,
-      extensions: { ...visible.extensions, code: ERROR_CODES.badUserInput },
+      extensions: { ...extensions, code: extensions.code ?? ERROR_CODES.badUserInput },
     });
   }
   if (isDatabaseUnavailable(cause)) {
     return new GraphQLError(SERVICE_UNAVAILABLE_MESSAGE, {
       ...position,
-      extensions: { code: ERROR_CODES.serviceUnavailable },
+      extensions: unavailableExtensions(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });
   }
   return new GraphQLError(INTERNAL_SERVER_ERROR_MESSAGE, {
@@ -96,4 +148,14 @@ export function maskError(error: unknown, options: MaskOptions): GraphQLError {
       ...(located?.extensions.http === undefined ? {} : { http: located.extensions.http }),
     },
   });
+}
+
+/** How loudly an error Yoga reports belongs in the log. */
+export function logLevelOf(error: unknown): 'debug' | 'info' | 'warn' | 'error' {
+  const cause = rootCause(error);
+  // The service logs the database's unavailability itself, once per request, with its id.
+  if (cause instanceof UnavailableError) return 'debug';
+  // The client's own mistakes: its input, its budget, its document.
+  if (cause instanceof ServiceError || isGraphQLError(cause)) return 'info';
+  return isDatabaseUnavailable(cause) ? 'warn' : 'error';
 }

@@ -5,17 +5,23 @@
  */
 import type { YogaLogger } from 'graphql-yoga';
 import type { Logger } from '../ops/logger.js';
-import { describeErrorForLog } from './errors.js';
+import { describeErrorForLog, logLevelOf } from './errors.js';
 
 function sanitise(args: unknown[]): unknown[] {
   return args.map((arg) => (arg instanceof Error ? describeErrorForLog(arg) : arg));
 }
+
+const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 
 export function yogaLogger(logger: Logger): YogaLogger {
   return {
     debug: (...args: unknown[]) => logger.debug({ yoga: sanitise(args) }, 'graphql-yoga'),
     info: (...args: unknown[]) => logger.info({ yoga: sanitise(args) }, 'graphql-yoga'),
     warn: (...args: unknown[]) => logger.warn({ yoga: sanitise(args) }, 'graphql-yoga'),
-    error: (...args: unknown[]) => logger.error({ reason: sanitise(args) }, 'GraphQL request failed'),
+    // Yoga reports every error it masks here; most are the client's, and belong at info.
+    error: (...args: unknown[]) => {
+      const level = LEVELS[Math.max(0, ...args.map((arg) => LEVELS.indexOf(logLevelOf(arg))))] ?? 'error';
+      logger[level]({ reason: sanitise(args) }, 'GraphQL request failed');
+    },
   };
 }

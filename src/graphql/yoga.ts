@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
@@ -18,7 +19,9 @@ import type { GraphQLContext } from './context.js';
 import { maskError } from './errors.js';
 import { renderGraphiQL } from './graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from './graphiql-example.js';
+import { httpCachingPlugin } from './http-caching.js';
 import { schema } from './schema.js';
+import { streamingHeadersPlugin } from './streaming-headers.js';
 import { yogaLogger } from './yoga-logger.js';
 
 export { schema } from './schema.js';
@@ -40,6 +43,26 @@ export interface GraphQLServerDeps {
   logger: Logger;
   /** Extra Yoga plugins (operations), after the limits (always on). */
   plugins?: Plugin[];
+}
+
+/**
+ * Documents executed again run compiled (graphql-jit): their resolvers are called without a walk
+ * of the document each time. A document seen once (a name written into the document, say) is
+ * not worth compiling, which costs more than executing it: compilation waits for the second
+ * execution. Compiled queries live as long as the parsed document does in the document cache.
+ */
+function compiledExecution(): ReturnType<typeof useGraphQlJit> {
+  const executedOnce = new WeakSet<object>();
+  return useGraphQlJit(
+    {},
+    {
+      enableIf: ({ document }) => {
+        if (executedOnce.has(document)) return true;
+        executedOnce.add(document);
+        return false;
+      },
+    },
+  );
 }
 
 /** The key of requests without a Node request (tests calling `yoga.fetch`). */
@@ -75,14 +98,18 @@ export function createGraphQLServer({
     plugins: [
       // Automatic persisted queries: a client may send the SHA-256 of a document it sent before.
       useAPQ({ store: createPersistedQueryStore() }),
-      documents.plugin,
+      streamingHeadersPlugin(),
+      httpCachingPlugin(config.profileCacheControl),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
+      // After the limits: its nesting check wraps their parser, so it runs before any parsing.
+      documents.plugin,
+      compiledExecution(),
       ...plugins,
     ],
     context: ({ req, res }): GraphQLContext => ({
       profiles,
       avatars,
-      request:
+      serviceRequest:
         req === undefined || res === undefined
           ? new ServiceRequest(UNKNOWN_CLIENT, randomUUID())
           : serviceRequestFor(req, res, config.trustProxyHops),

@@ -22,6 +22,8 @@ export async function listen(app: App, port: number, host: string): Promise<Runn
       // Slow clients (slowloris) hold a socket at most this long before their request is complete.
       headersTimeout: headersTimeoutMs,
       requestTimeout: requestTimeoutMs,
+      // How often Node looks for connections past those timeouts (its default is every 30 s).
+      connectionsCheckingInterval: Math.min(1000, headersTimeoutMs),
       // Longer than the idle timeout of common load balancers (60 s), so they close first.
       keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     },
@@ -73,6 +75,12 @@ async function closeServer(server: Server, timeoutMs: number): Promise<boolean> 
   return drained;
 }
 
+const CLIENT_ERROR_ANSWERS: Readonly<Record<string, readonly [number, string, string]>> = {
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'Request headers too large'],
+  // HEADERS_TIMEOUT_MS or REQUEST_TIMEOUT_MS ran out before the request was complete.
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'Request timeout'],
+};
+
 /**
  * A request Node's HTTP parser rejects (bytes not allowed in a request line, headers too large)
  * never reaches the router; it still gets the service's JSON error body instead of Node's bare
@@ -83,10 +91,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
     socket.destroy();
     return;
   }
-  const [status, reason, message] =
-    error.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'Request headers too large']
-      : [400, 'Bad Request', 'Bad request'];
+  const [status, reason, message] = CLIENT_ERROR_ANSWERS[error.code ?? ''] ?? [400, 'Bad Request', 'Bad request'];
   const body = JSON.stringify({ error: message });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -80,7 +80,9 @@ export function graphqlArmorPlugins(options: GraphQLLimitsOptions): Plugin[] {
     EnvelopArmorPlugin({
       // Fragments count as if written inline, so how a client organises them does not matter.
       maxDepth: { n: MAX_DEPTH, flattenFragments: true, ...asValidationError },
-      maxAliases: { n: MAX_ALIASES, ...asValidationError },
+      // Aliases of __typename count too (graphql-armor exempts them by default): 1,600 of them
+      // make a document that costs parsing and memory like any other.
+      maxAliases: { n: MAX_ALIASES, allowList: [], ...asValidationError },
       maxDirectives: { n: MAX_DIRECTIVES, ...asValidationError },
       costLimit: { maxCost: MAX_COST, ...asValidationError },
       // Counted while parsing, so it must stop the parser: a syntax error (GRAPHQL_PARSE_FAILED).

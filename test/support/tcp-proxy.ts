@@ -59,15 +59,18 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
   let latencyMs = 0;
   let accepted = 0;
 
-  // Chunks of one direction go out in order even when the latency changes in between.
+  // Chunks of one direction go out in order even when the latency changes in between; `null`
+  // is the end of the stream, which goes out after the last chunk.
   const forwarder = (to: () => net.Socket | null) => {
     let lastSendAt = 0;
-    return (chunk: Buffer) => {
+    return (chunk: Buffer | null) => {
       const sendAt = Math.max(Date.now() + latencyMs, lastSendAt);
       lastSendAt = sendAt;
       const send = () => {
         const socket = to();
-        if (socket !== null && !socket.destroyed) socket.write(chunk);
+        if (socket === null || socket.destroyed) return;
+        if (chunk === null) socket.end();
+        else socket.write(chunk);
       };
       if (sendAt <= Date.now()) send();
       else setTimeout(send, sendAt - Date.now());
@@ -90,12 +93,15 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
         if (pipe.upstream !== null || client.destroyed) return;
         const upstream = net.connect(target.port, target.host);
         pipe.upstream = upstream;
-        upstream.on(
-          'data',
-          forwarder(() => client),
-        );
+        const toClient = forwarder(() => client);
+        upstream.on('data', toClient);
+        // PostgreSQL closing a session (a FATAL error, a terminated backend) reaches the client
+        // as a close after its last message; a reset upstream as a reset.
+        upstream.on('end', () => toClient(null));
         upstream.on('error', () => pipe.destroy());
-        upstream.on('close', () => pipe.destroy());
+        upstream.on('close', (hadError) => {
+          if (hadError) pipe.destroy();
+        });
         client.resume();
       },
     };

@@ -28,6 +28,7 @@ builder.queryField('ownerCheck', (t) =>
       email: t.arg.string({ required: false, description: 'The e-mail address to check.' }),
       name: t.arg.string({ required: false, description: 'The name ID `<local>@<domain>` to check.' }),
     },
-    resolve: async (_root, args, { profiles, request }) => (await profiles.checkOwner(request, args)).value,
+    resolve: async (_root, args, { profiles, serviceRequest }) =>
+      (await profiles.checkOwner(serviceRequest, args)).value,
   }),
 );

@@ -9,6 +9,7 @@ builder.queryField('profile', (t) =>
       'The profile of a name ID (case-insensitive), or null when there is none. ' +
       'An invalid name ID is a BAD_USER_INPUT error. Draws one point of the profile rate limit.',
     args: { name: t.arg.string({ required: true, description: 'A name ID `<local>@<domain>`, e.g. `demo@me`.' }) },
-    resolve: async (_root, args, { profiles, request }) => (await profiles.lookupProfile(request, args.name)).value,
+    resolve: async (_root, args, { profiles, serviceRequest }) =>
+      (await profiles.lookupProfile(serviceRequest, args.name)).value,
   }),
 );

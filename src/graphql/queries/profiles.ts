@@ -14,6 +14,7 @@ builder.queryField('profiles', (t) =>
     args: {
       names: t.arg.stringList({ required: true, description: 'Name IDs `<local>@<domain>`, in the order wanted.' }),
     },
-    resolve: async (_root, args, { profiles, request }) => (await profiles.lookupProfiles(request, args.names)).value,
+    resolve: async (_root, args, { profiles, serviceRequest }) =>
+      (await profiles.lookupProfiles(serviceRequest, args.names)).value,
   }),
 );

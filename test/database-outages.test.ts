@@ -1,0 +1,246 @@
+/**
+ * `DatabaseHandle.guard`, the one entry point of the request path's reads: every way PostgreSQL
+ * can be unavailable must end a read within its bound with an error that `isDatabaseUnavailable`
+ * recognises (the API's 503), and the handle must recover by itself when the cause is gone; a
+ * slow link must give slow answers, not failures, while they fit in the deadline. The causes come
+ * from test/support/outage-causes.ts, which the HTTP-level suite (db-faults) reuses.
+ */
+import { sql } from 'drizzle-orm';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
+import { isDatabaseUnavailable } from '../src/db/errors.js';
+import { DatabaseUnavailableError } from '../src/db/outage-gate.js';
+import { queryDeadlineMs } from '../src/db/postgres-deadlines.js';
+import { findProfilesByNames } from '../src/db/queries.js';
+import { useTestDatabase } from './support/databases.js';
+import { STARTUP_ERRORS } from './support/fake-postgres.js';
+import { createOutageScene, OUTAGE_CAUSES, type OutageScene } from './support/outage-causes.js';
+import { createProxiedDemoDatabase } from './support/proxied-database.js';
+
+const postgresUrl = process.env.TEST_DATABASE_URL;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The `code` of every error in the cause chain. */
+function codesOf(error: unknown): unknown[] {
+  const codes: unknown[] = [];
+  for (let current = error; current instanceof Error; current = current.cause) {
+    codes.push((current as { code?: unknown }).code);
+  }
+  return codes;
+}
+
+async function until(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('the client did not let go of its connections');
+    await sleep(10);
+  }
+}
+
+/** Milliseconds until `read` first succeeds, retrying every 50 ms; fails past `boundMs`. */
+async function msUntilSuccess(read: () => Promise<unknown>, boundMs: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    try {
+      await read();
+      return performance.now() - started;
+    } catch (error) {
+      if (performance.now() - started > boundMs)
+        throw new Error(`no successful read within ${boundMs} ms`, { cause: error });
+      await sleep(50);
+    }
+  }
+}
+
+describe('isDatabaseUnavailable', () => {
+  const postgresError = (code: string, severity: string) =>
+    Object.assign(new Error('from PostgreSQL'), { code, severity, severity_local: severity });
+  const wrapped = (cause: unknown) => new Error('Failed query: select ...', { cause });
+
+  it('takes 55000 for unavailability only when it ends the session (FATAL)', () => {
+    // ALTER DATABASE ... ALLOW_CONNECTIONS false: "database ... is not currently accepting connections".
+    expect(isDatabaseUnavailable(wrapped(postgresError('55000', 'FATAL')))).toBe(true);
+    // currval() before nextval() and other mistakes of a query: the session goes on.
+    expect(isDatabaseUnavailable(wrapped(postgresError('55000', 'ERROR')))).toBe(false);
+  });
+
+  it('knows the refusal of the outage gate whatever closed it', () => {
+    expect(isDatabaseUnavailable(new DatabaseUnavailableError(undefined))).toBe(true);
+  });
+});
+
+describe('guard on PGlite', () => {
+  const database = useTestDatabase('pglite');
+
+  it('runs the work and hands back its result and its errors unchanged', async () => {
+    const { handle } = database;
+    await expect(handle.guard(() => findProfilesByNames(handle.db, ['nobody@me']))).resolves.toEqual([]);
+    const failure = new Error('not a database error');
+    await expect(handle.guard(() => Promise.reject(failure))).rejects.toBe(failure);
+  });
+});
+
+describe.skipIf(postgresUrl === undefined)('guard on PostgreSQL, for every way it can be unavailable', () => {
+  // The deadline of a read is the longest reconnect delay (1 s) + connect timeout + statement
+  // timeout: 2.5 s here. Every failure must come within it (plus scheduling slack on a busy machine).
+  const settings = { connectTimeoutSeconds: 1, statementTimeoutMs: 500, poolSize: 2 };
+  const deadlineMs = queryDeadlineMs(settings.connectTimeoutSeconds, settings.statementTimeoutMs);
+  const SLACK_MS = 1000;
+  // The reconnect delay and the gate's cool-down are 1 s each.
+  const RECOVERY_BOUND_MS = 4000;
+  let scene: OutageScene;
+  let handle: DatabaseHandle;
+
+  beforeAll(async () => {
+    scene = await createOutageScene();
+  }, 60_000);
+
+  afterAll(async () => {
+    await scene?.close();
+  });
+
+  // A handle per test: a cause meets a fresh pool, whatever the previous one left behind.
+  beforeEach(async () => {
+    handle = await openDatabase({ url: scene.url, dataDir: '', ...settings });
+    // The handle's own view as well: its pool holds no connection any more.
+    scene.clientLetGo = async () => {
+      await until(() => scene.fake.openConnections === 0);
+      await until(() => handle.stats?.().openConnections === 0);
+    };
+  });
+
+  afterEach(async () => {
+    await handle?.close();
+  });
+
+  const read = () => handle.guard(() => findProfilesByNames(handle.db, ['demo@me']));
+
+  it.each(OUTAGE_CAUSES)(
+    '$name: the read fails as unavailable within the deadline; the handle recovers',
+    async (cause) => {
+      expect(await read()).toHaveLength(1);
+      let readStartedAt = 0;
+      try {
+        const failure = await cause
+          .provoke(scene, () => {
+            readStartedAt = performance.now();
+            return read();
+          })
+          .then(
+            () => new Error('the read succeeded'),
+            (error: unknown) => error,
+          );
+        const failedAfterMs = performance.now() - readStartedAt;
+        expect(isDatabaseUnavailable(failure), String(failure)).toBe(true);
+        expect(codesOf(failure)).toContain(cause.code);
+        expect(failedAfterMs).toBeLessThan(deadlineMs + SLACK_MS);
+      } finally {
+        await cause.clear(scene);
+      }
+      await msUntilSuccess(read, RECOVERY_BOUND_MS);
+      expect(await read()).toHaveLength(1);
+    },
+    30_000,
+  );
+
+  it('refuses reads at once while PostgreSQL is known to be down, as unavailable, and lets them through again', async () => {
+    expect(await read()).toHaveLength(1);
+    await scene.fake.behave(STARTUP_ERRORS.tooManyClients, { resetOpen: true });
+    try {
+      await scene.clientLetGo();
+      // Three failures in a row close the gate.
+      for (let i = 0; i < 3; i += 1) await expect(read()).rejects.toMatchObject({ cause: { code: '53300' } });
+      const attemptsBefore = scene.fake.acceptedConnections;
+      const refused = await read().catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(DatabaseUnavailableError);
+      expect(isDatabaseUnavailable(refused)).toBe(true);
+      // Refused without a connection attempt.
+      expect(scene.fake.acceptedConnections).toBe(attemptsBefore);
+    } finally {
+      await scene.fake.behave({ kind: 'forward' });
+    }
+    await msUntilSuccess(read, RECOVERY_BOUND_MS);
+  }, 30_000);
+
+  it('does not hammer a server that refuses new sessions after a connection died in the middle of a read', async () => {
+    // One connection, so the next read meets the one that died.
+    await handle.close();
+    handle = await openDatabase({ url: scene.url, dataDir: '', ...settings, poolSize: 1 });
+    expect(await read()).toHaveLength(1);
+    // A restart: the backend dies under a read, then the server refuses sessions while it starts.
+    const terminated = OUTAGE_CAUSES.find((cause) => cause.code === 'CONNECTION_CLOSED')!;
+    await expect(terminated.provoke(scene, read)).rejects.toSatisfy(isDatabaseUnavailable);
+    await scene.fake.behave(STARTUP_ERRORS.startingUp, { resetOpen: true });
+    try {
+      await scene.clientLetGo();
+      const attemptsBefore = scene.fake.acceptedConnections;
+      const started = performance.now();
+      await expect(read()).rejects.toSatisfy(isDatabaseUnavailable);
+      expect(performance.now() - started).toBeLessThan(deadlineMs + SLACK_MS);
+      await sleep(2000);
+      // postgres.js alone retries such a connection at once, in a loop (hundreds of attempts a
+      // second); the sockets allow a pool of one connection one failing start a second.
+      const attempts = scene.fake.acceptedConnections - attemptsBefore;
+      expect(attempts).toBeGreaterThan(0);
+      expect(attempts).toBeLessThanOrEqual(Math.ceil((performance.now() - started) / 1000) + 1);
+    } finally {
+      await scene.fake.behave({ kind: 'forward' });
+    }
+    await msUntilSuccess(read, RECOVERY_BOUND_MS);
+  }, 30_000);
+
+  it("lets a query's own 55000 through as an ordinary error", async () => {
+    const failure = await handle
+      .guard(() =>
+        handle.db.transaction(async (tx) => {
+          await tx.execute(sql`create temporary sequence never_advanced`);
+          return tx.execute(sql`select currval('never_advanced')`);
+        }),
+      )
+      .catch((error: unknown) => error);
+    expect(codesOf(failure)).toContain('55000');
+    expect(isDatabaseUnavailable(failure)).toBe(false);
+    // And the database is up: the gate stays open.
+    expect(await read()).toHaveLength(1);
+  });
+
+  it('keeps the readiness probe within the same deadline while connections are silent', async () => {
+    expect(await read()).toHaveLength(1);
+    scene.proxy.cut('blackhole');
+    try {
+      const started = performance.now();
+      await expect(handle.ping()).rejects.toSatisfy(isDatabaseUnavailable);
+      expect(performance.now() - started).toBeLessThan(deadlineMs + SLACK_MS);
+    } finally {
+      scene.proxy.restore();
+    }
+    await msUntilSuccess(() => handle.ping(), RECOVERY_BOUND_MS);
+  }, 30_000);
+});
+
+describe.skipIf(postgresUrl === undefined)('guard on a slow link', () => {
+  it('answers a burst of reads over 1.5 s of latency each way, slowly but all of them', async () => {
+    const proxied = await createProxiedDemoDatabase();
+    // The service's defaults (connect 5 s, statement 5 s: a deadline of 11 s), a pool of 4.
+    const handle = await openDatabase({ url: proxied.url, dataDir: '', poolSize: 4 });
+    const names = ['demo@me', 'empty@me'];
+    const burst = (size: number) =>
+      Promise.all(
+        Array.from({ length: size }, (_, i) => handle.guard(() => findProfilesByNames(handle.db, [names[i % 2]!]))),
+      );
+    try {
+      proxied.proxy.setLatency(1500);
+      // A cold pool: each read opens a connection (start-up, then the statement's describe and
+      // execute: three round trips of 3 s), which has to fit in the deadline.
+      const cold = await burst(4);
+      expect(cold.map((rows) => rows[0]?.name)).toEqual(['demo@me', 'empty@me', 'demo@me', 'empty@me']);
+      // Then more reads at once than there are connections: they queue and pipeline.
+      const warm = await burst(12);
+      expect(warm.every((rows) => rows.length === 1)).toBe(true);
+    } finally {
+      proxied.proxy.setLatency(0);
+      await handle.close();
+      await proxied.close();
+    }
+  }, 60_000);
+});
