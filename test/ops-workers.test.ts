@@ -3,7 +3,11 @@
  * workers share the port and both answer; the primary restarts a worker that dies, sums the
  * workers' metrics, and on SIGTERM stops them all cleanly.
  */
-import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http, { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { type LogLine, type ServerProcess, spawnServerProcess, startServerProcess } from './support/server-process.js';
@@ -30,6 +34,37 @@ function isAlive(pid: number): boolean {
 
 const listeningWorkers = (service: ServerProcess): LogLine[] =>
   service.logs.filter((line) => line.msg === 'listening' && line.pid !== service.pid);
+
+describe('start-up errors', () => {
+  it('name PORT when the port is taken, in one line', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nps-port-'));
+    try {
+      const service = spawnServerProcess({ env: { PORT: String(port), DATA_DIR: dataDir } });
+      const exit = await service.exited;
+      expect(exit.code).toBe(1);
+      expect(service.stderr.trim().split('\n')).toHaveLength(1);
+      expect(service.stderr).toMatch(new RegExp(`^Start-up failed: PORT ${port} on 127.0.0.1 is in use`));
+    } finally {
+      taken.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('name HOST when it is not an address of this machine', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nps-host-'));
+    try {
+      const service = spawnServerProcess({ env: { HOST: '192.0.2.1', DATA_DIR: dataDir } });
+      const exit = await service.exited;
+      expect(exit.code).toBe(1);
+      expect(service.stderr).toMatch(/^Start-up failed: HOST 192\.0\.2\.1 is not an address of this machine/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
 
 describe('WORKERS without DATABASE_URL', () => {
   it('stops start-up with one line naming the setting', async () => {

@@ -32,9 +32,10 @@ export async function listen(app: App, port: number, host: string): Promise<Runn
   server.maxConnections = maxConnections;
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const fail = (error: Error) => reject(explainListenFailure(error, port, host));
+    server.once('error', fail);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', fail);
       resolve();
     });
   });
@@ -56,6 +57,21 @@ export async function listen(app: App, port: number, host: string): Promise<Runn
       await app.close();
     },
   };
+}
+
+/** Why the server cannot listen, in terms of the setting to change (PORT or HOST). */
+function explainListenFailure(error: Error & { code?: string }, port: number, host: string): Error {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return new Error(`PORT ${port} on ${host} is in use by another process; stop it or set PORT to a free port`);
+    case 'EACCES':
+      return new Error(`PORT ${port} needs privileges this process does not have; set PORT to 1024 or above`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+      return new Error(`HOST ${host} is not an address of this machine; set HOST (e.g. 127.0.0.1 or 0.0.0.0)`);
+    default:
+      return error;
+  }
 }
 
 /**
