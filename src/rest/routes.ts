@@ -13,6 +13,7 @@ import { serviceRequestFor } from '../http/service-request.js';
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
 import type { ProfilesService } from '../service/profiles-service.js';
+import { registerDiscoveryRoutes } from './discovery-routes.js';
 import { sendServiceError } from './error-responses.js';
 import { openApiDocument } from './openapi.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -31,6 +32,7 @@ export function registerRestRoutes(router: Router, deps: RestDependencies): void
     cors: true,
   });
   router.on(GET_HEAD, '/api/owner-check', (req, res) => void ownerCheck(req, res, deps), { cors: true });
+  registerDiscoveryRoutes(router, deps);
   router.on(GET_HEAD, '/api/:name', (req, res, params) => void profile(req, res, deps, params.name ?? ''), {
     cors: true,
   });
