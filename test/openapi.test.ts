@@ -22,6 +22,9 @@ interface OpenApiDocument {
 
 const PROFILE_PATH = '/api/{name_id}';
 const OWNER_CHECK_PATH = '/api/owner-check';
+const SEARCH_PATH = '/api/search';
+const WALLET_PATH = '/api/wallet/{address}';
+const DEMO_ETH = '0x0000000000000000000000000000000000de0000';
 
 describe('OpenAPI document', () => {
   let testDb: TestDatabase;
@@ -73,7 +76,7 @@ describe('OpenAPI document', () => {
 
   it('is an OpenAPI 3.1 document', () => {
     expect(document.openapi).toMatch(/^3\.1\./);
-    expect(Object.keys(document.paths)).toEqual([OWNER_CHECK_PATH, PROFILE_PATH]);
+    expect(Object.keys(document.paths)).toEqual([OWNER_CHECK_PATH, SEARCH_PATH, WALLET_PATH, PROFILE_PATH]);
   });
 
   it('describes every answer of the profile lookup', async () => {
@@ -99,6 +102,23 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('describes every answer of the prefix search and the reverse lookup', async () => {
+    for (const [path, url] of [
+      [SEARCH_PATH, '/api/search?prefix=de&limit=1'],
+      [WALLET_PATH, `/api/wallet/${DEMO_ETH}`],
+    ] as const) {
+      const ok = await fetch(`${server.url}${url}`);
+      const etag = ok.headers.get('etag')!;
+      await check(path, ok);
+      await check(path, await fetch(`${server.url}${url}`, { headers: { 'If-None-Match': etag } }));
+      await check(path, await fetch(`${server.url}${url}`, { method: 'DELETE' }));
+      await fetch(`${limited.url}${url}`);
+      await check(path, await fetch(`${limited.url}${url}`));
+    }
+    await check(SEARCH_PATH, await fetch(`${server.url}/api/search?prefix=-`));
+    await check(WALLET_PATH, await fetch(`${server.url}/api/wallet/${DEMO_ETH}?limit=0`));
+  });
+
   it('describes 503 while the database cannot be reached', async () => {
     // A PostgreSQL URL on a loopback port where nothing listens.
     const unreachable = await openDatabase({
@@ -110,6 +130,8 @@ describe('OpenAPI document', () => {
     try {
       await check(PROFILE_PATH, await fetch(`${down.url}/api/demo@me`));
       await check(OWNER_CHECK_PATH, await fetch(`${down.url}/api/owner-check?email=a@example.com&name=demo@me`));
+      await check(SEARCH_PATH, await fetch(`${down.url}/api/search?prefix=de`));
+      await check(WALLET_PATH, await fetch(`${down.url}/api/wallet/${DEMO_ETH}`));
     } finally {
       await down.close();
       await unreachable.close();
@@ -125,6 +147,8 @@ describe('OpenAPI document', () => {
     try {
       await check(PROFILE_PATH, await fetch(`${app.url}/api/demo@me`));
       await check(OWNER_CHECK_PATH, await fetch(`${app.url}/api/owner-check?email=a@example.com&name=demo@me`));
+      await check(SEARCH_PATH, await fetch(`${app.url}/api/search?prefix=de`));
+      await check(WALLET_PATH, await fetch(`${app.url}/api/wallet/${DEMO_ETH}`));
     } finally {
       await app.close();
       await broken.drop();

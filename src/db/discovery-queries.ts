@@ -35,20 +35,23 @@ const profileNameC = sql`${profiles.name} collate "C"`;
  * the name starting with it: a range of the name index (`profiles_name_c_idx`, or
  * `profiles_namespace_name_c_idx` within a namespace).
  */
-export async function findNamesByPrefix(db: Database, query: PrefixQuery): Promise<string[]> {
+export function namesByPrefixQuery(db: Database, query: PrefixQuery) {
   const conditions: SQL[] = [
     sql`${profileNameC} >= ${query.prefix}`,
     sql`${profileNameC} < ${query.prefix + MAX_CHAR}`,
   ];
   if (query.after !== undefined) conditions.push(sql`${profileNameC} > ${query.after}`);
   if (query.namespace !== undefined) conditions.push(eq(profiles.namespace, query.namespace));
-  const rows = await db
+  return db
     .select({ name: profiles.name })
     .from(profiles)
     .where(and(...conditions))
     .orderBy(profileNameC)
     .limit(query.limit);
-  return rows.map((row) => row.name);
+}
+
+export async function findNamesByPrefix(db: Database, query: PrefixQuery): Promise<string[]> {
+  return (await namesByPrefixQuery(db, query)).map((row) => row.name);
 }
 
 export interface WalletQuery extends NamePageQuery {
@@ -63,14 +66,17 @@ const walletNameC = sql<string>`${walletAddresses.name} collate "C"`;
  * several times (under `eth` and `matic`, say) is one name: DISTINCT over the index order
  * (`wallet_addresses_lookup_idx`) drops repeats without sorting.
  */
-export async function findNamesByWallet(db: Database, query: WalletQuery): Promise<string[]> {
+export function namesByWalletQuery(db: Database, query: WalletQuery) {
   const conditions: SQL[] = [sql`${walletAddresses.addressKey} = ${query.addressKey}`];
   if (query.after !== undefined) conditions.push(sql`${walletNameC} > ${query.after}`);
-  const rows = await db
+  return db
     .selectDistinct({ name: walletNameC })
     .from(walletAddresses)
     .where(and(...conditions))
     .orderBy(walletNameC)
     .limit(query.limit);
-  return rows.map((row) => row.name);
+}
+
+export async function findNamesByWallet(db: Database, query: WalletQuery): Promise<string[]> {
+  return (await namesByWalletQuery(db, query)).map((row) => row.name);
 }

@@ -58,8 +58,10 @@ export function knownScripts(): readonly ScriptMatcher[] {
   return matchers;
 }
 
-/** Characters used with every script: digits, punctuation, symbols (Common), and marks that take their base's (Inherited). */
-const COMMON_OR_INHERITED = /^[\p{scx=Zyyy}\p{scx=Zinh}]$/u;
+/** Script Common (digits, punctuation, symbols) or Inherited (marks that take their base's script). */
+const COMMON_OR_INHERITED = /^[\p{sc=Zyyy}\p{sc=Zinh}]$/u;
+/** Characters used with every script. Some Common ones are used with a few only (U+02BC, U+0640). */
+const WITH_ANY_SCRIPT = /^[\p{scx=Zyyy}\p{scx=Zinh}]$/u;
 
 /** The Script of a character, or null for Common, Inherited and unassigned characters. */
 export function scriptOf(char: string): string | null {
@@ -67,9 +69,9 @@ export function scriptOf(char: string): string | null {
   return knownScripts().find((matcher) => matcher.script.test(char))?.name ?? null;
 }
 
-/** The Script_Extensions of a character; null for Common and Inherited (they go with any script). */
-function extensionsOf(char: string): Set<string> | null {
-  if (COMMON_OR_INHERITED.test(char)) return null;
+/** The Script_Extensions of a character; null for those used with any script. */
+export function scriptExtensionsOf(char: string): Set<string> | null {
+  if (WITH_ANY_SCRIPT.test(char)) return null;
   return new Set(knownScripts().flatMap((matcher) => (matcher.extensions.test(char) ? [matcher.name] : [])));
 }
 
@@ -106,7 +108,7 @@ export interface ScriptMix {
 export function scriptMix(text: string): ScriptMix {
   const chars = [...text];
   const sets = chars.flatMap((char) => {
-    const extensions = extensionsOf(char);
+    const extensions = scriptExtensionsOf(char);
     return extensions === null ? [] : [extensions];
   });
   let resolved: Set<string> | undefined;

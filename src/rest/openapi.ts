@@ -3,6 +3,7 @@
  * real answers of every documented status against these schemas, so it cannot drift from the code.
  */
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
+import { discoveryPaths, discoverySchemas } from './openapi-discovery.js';
 
 const errorBody = (example: string) => ({
   description: example,
@@ -51,6 +52,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      ...discoveryPaths({ errorBody, rateLimitHeaders, retryAfter }),
       '/api/{name_id}': {
         get: {
           operationId: 'profile',
@@ -137,6 +139,7 @@ export function openApiDocument(): Record<string, unknown> {
             name: { type: 'string', description: 'The name ID as given, trimmed.' },
           },
         },
+        ...discoverySchemas,
         Error: {
           type: 'object',
           required: ['error'],
