@@ -19,6 +19,11 @@ import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { type DatabaseHandle, MIGRATIONS_FOLDER, openDatabase } from '../src/db/database.js';
 import { namesByPrefixQuery, namesByWalletQuery } from '../src/db/discovery-queries.js';
+import {
+  GRAPHIQL_NAME_CHECK_QUERY,
+  GRAPHIQL_SEARCH_QUERY,
+  GRAPHIQL_WALLET_QUERY,
+} from '../src/graphql/graphiql-example.js';
 import { walletAddressKey } from '../src/profiles/wallets.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
@@ -660,6 +665,22 @@ describe.each(databaseKinds())('discovery on %s', (kind) => {
           ],
         },
       });
+    });
+  });
+
+  it('runs the GraphiQL discovery tabs on the demo data without errors', async () => {
+    const search = await graphql(GRAPHIQL_SEARCH_QUERY);
+    expect(search.errors).toBeUndefined();
+    expect(JSON.stringify(search.data)).toContain('"name":"demo@me"');
+    const wallet = await graphql(GRAPHIQL_WALLET_QUERY);
+    expect(wallet.errors).toBeUndefined();
+    expect(JSON.stringify(wallet.data)).toContain('"accountId":"eip155:1:0x0000000000000000000000000000000000dE0000"');
+    const check = await graphql(GRAPHIQL_NAME_CHECK_QUERY);
+    expect(check.errors).toBeUndefined();
+    expect(check.data).toMatchObject({
+      taken: { exists: true },
+      lookalike: { valid: true, exists: false, warnings: [expect.stringContaining('Latin and Cyrillic')] },
+      invalid: { valid: false },
     });
   });
 
