@@ -12,6 +12,7 @@ import type { Router } from '../http/router.js';
 import { serviceRequestFor } from '../http/service-request.js';
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
+import { INVALID_ADDRESS_MESSAGE } from '../service/discovery.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { registerDiscoveryRoutes } from './discovery-routes.js';
 import { sendServiceError } from './error-responses.js';
@@ -53,7 +54,8 @@ export function answerUndecodableApiUrl(req: IncomingMessage, res: ServerRespons
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     sendError(req, res, 405, 'Method not allowed', { Allow: GET_HEAD.join(', ') });
   } else {
-    sendError(req, res, 400, INVALID_NAME_MESSAGE);
+    // The only other parameter in an /api/ path is the reverse lookup's address.
+    sendError(req, res, 400, req.url.startsWith('/api/wallet/') ? INVALID_ADDRESS_MESSAGE : INVALID_NAME_MESSAGE);
   }
   return true;
 }
