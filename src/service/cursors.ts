@@ -30,7 +30,13 @@ function scopeHash(scope: string): string {
 
 /** The cursor that continues `scope`'s listing after `name`. */
 export function encodeCursor(scope: string, name: string): string {
-  return Buffer.from(`${FORMAT}\n${scopeHash(scope)}\n${name}`).toString('base64url');
+  return cursorsFor(scope, [name])[0] ?? '';
+}
+
+/** The cursors after each of `names` in `scope`'s listing (the scope is hashed once). */
+export function cursorsFor(scope: string, names: readonly string[]): string[] {
+  const hash = scopeHash(scope);
+  return names.map((name) => Buffer.from(`${FORMAT}\n${hash}\n${name}`).toString('base64url'));
 }
 
 /** The name a cursor of `scope` continues after, or null when it is not such a cursor. */

@@ -15,7 +15,7 @@ import { checkName, isUnicodeText, type NameCheckResult } from '../names/name-ch
 import { canonicalName, codePointLength, parseNameId, parseNamespace } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
 import { walletAddressKey } from '../profiles/wallets.js';
-import { decodeCursor, encodeCursor, INVALID_CURSOR_MESSAGE } from './cursors.js';
+import { cursorsFor, decodeCursor, INVALID_CURSOR_MESSAGE } from './cursors.js';
 import { InvalidInputError } from './errors.js';
 import type { Outcome } from './profiles-service.js';
 import type { ServiceRequest } from './request.js';
@@ -141,7 +141,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
     const rows = await read(request, rateLimit, () => database.guard(() => listing.read(after, size + 1)));
     const names = rows.slice(0, size);
     const charged = names.length > 1 ? await spend(limits.profile, request, names.length - 1) : rateLimit;
-    const cursors = names.map((name) => encodeCursor(listing.scope, name));
+    const cursors = cursorsFor(listing.scope, names);
     const hasNextPage = rows.length > size;
     const page: NamePage = { names, cursors, hasNextPage, nextCursor: hasNextPage ? (cursors.at(-1) ?? null) : null };
     issuedPages.add(page);
