@@ -14,6 +14,7 @@ import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_ONLY_INDEXES } from '../src/data/bulk-indexes.js';
 import { generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
@@ -424,6 +425,26 @@ describe.each(databaseKinds())('discovery on %s', (kind) => {
       expect(indexed).toEqual([{ name: 'a-b@disc', symbol: 'eth', address_key: '0xlast' }]);
       await handle.db.execute(sql`delete from records where profile_id = ${id} and key = 90`);
       expect((await walletRows()).filter((row) => row.name === 'a-b@disc')).toEqual([]);
+    });
+
+    it('keeps the index, and the discovery indexes, through bulk imports that pass or fail', async () => {
+      const indexNames = async () =>
+        rows<{ name: string }>(
+          await handle.db.execute(
+            sql`select indexname::text as name from pg_indexes where indexname = any(${`{${READ_ONLY_INDEXES.join(',')}}`}::text[]) order by 1`,
+          ),
+        ).map((row) => row.name);
+      expect(await indexNames()).toEqual([...READ_ONLY_INDEXES].sort());
+      expect((await importLines(handle.db, [profileLine('w5@other', { eth: address })], { bulk: true })).ok).toBe(true);
+      expect(await indexNames()).toEqual([...READ_ONLY_INDEXES].sort());
+      expect(await holders(address.toLowerCase())).toEqual(['w5@other']);
+      const rejected = await importLines(handle.db, [profileLine('w6@other', { eth: address }), '{"kind":"nope"}'], {
+        bulk: true,
+      });
+      expect(rejected.ok).toBe(false);
+      expect(await indexNames()).toEqual([...READ_ONLY_INDEXES].sort());
+      expect(await holders(address)).toEqual(['w5@other']);
+      await handle.db.execute(sql`delete from profiles where name = 'w5@other'`);
     });
 
     it('matches addresses as walletAddressKey does', async () => {
