@@ -11,7 +11,9 @@
  * 3. Drives them with autocannon (BENCH_CONNECTIONS, default 50) in alternating rounds, so drift
  *    of a shared machine hits every figure alike: REST random names, REST one hot name, GraphQL
  *    with variables, GraphQL with the name inline (a new document text per request), and
- *    `profiles(names:)` with 100 random names (fewer connections: it is a latency figure).
+ *    `profiles(names:)` with 100 random names (fewer connections: it is a latency figure), and
+ *    discovery: prefix search (first and later pages) and the reverse lookup by wallet address,
+ *    also with few connections, as latency figures.
  * 4. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
@@ -151,7 +153,13 @@ interface Scenario {
   connections?: number;
 }
 
-function scenarios(names: string[], hotName: string): Scenario[] {
+/** Request paths of the discovery scenarios, made from the dataset (see discoveryPaths). */
+interface DiscoveryPaths {
+  search: string[];
+  wallet: string[];
+}
+
+function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths): Scenario[] {
   const paths = names.map((name) => `/api/${encodeURIComponent(name)}`);
   const query = `query P($n: String!) { profile(name: $n) { ${GRAPHQL_SELECTION} } }`;
   const withVariables = names.map((name) => JSON.stringify({ query, variables: { n: name } }));
@@ -202,6 +210,20 @@ function scenarios(names: string[], hotName: string): Scenario[] {
       connections: BATCH_CONNECTIONS,
     },
     { key: 'workers', label: 'service WORKERS=2, REST random names', server: 'workers', next: get(paths) },
+    {
+      key: 'search',
+      label: `service GET /api/search, 20 names a page (first and later pages), ${BATCH_CONNECTIONS} connections`,
+      server: 'service',
+      next: get(discovery.search),
+      connections: BATCH_CONNECTIONS,
+    },
+    {
+      key: 'wallet',
+      label: `service GET /api/wallet/{address}, random addresses, ${BATCH_CONNECTIONS} connections`,
+      server: 'service',
+      next: get(discovery.wallet),
+      connections: BATCH_CONNECTIONS,
+    },
   ];
 }
 
@@ -243,6 +265,36 @@ async function statementsOfOneBatch(url: string, names: string[]): Promise<numbe
     await running.close();
     await database.close();
   }
+}
+
+/**
+ * Discovery requests made from the dataset: prefixes of 2 to 6 characters of random names (with
+ * their namespace half of the time), each as a first page and as the page after it (its cursor
+ * asked from the service), and wallet addresses sampled from the index, in the case stored or
+ * upper-cased (0x addresses match in any case).
+ */
+async function discoveryPaths(url: string, serviceUrl: string, names: string[]): Promise<DiscoveryPaths> {
+  const firstPages = names.slice(0, 400).map((name, index) => {
+    const [local = '', namespace = ''] = name.split('@');
+    const prefix = [...local].slice(0, 2 + (index % 5)).join('');
+    const query = `prefix=${encodeURIComponent(prefix)}${index % 2 === 0 ? `&namespace=${encodeURIComponent(namespace)}` : ''}`;
+    return `/api/search?${query}&limit=20`;
+  });
+  const laterPages: string[] = [];
+  for (const path of firstPages) {
+    const page = (await (await fetch(`${serviceUrl}${path}`)).json()) as { nextCursor: string | null };
+    if (page.nextCursor !== null) laterPages.push(`${path}&cursor=${page.nextCursor}`);
+  }
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const rows = await sql<{ address: string }[]>`
+    select address_key as address from wallet_addresses tablesample system (5) repeatable (7) limit 2000`;
+  await sql.end();
+  if (rows.length === 0) throw new Error('the dataset has no wallet addresses: is the discovery migration applied?');
+  const wallet = rows.map(
+    ({ address }, index) =>
+      `/api/wallet/${encodeURIComponent(index % 2 === 0 && address.startsWith('0x') ? `0x${address.slice(2).toUpperCase()}` : address)}`,
+  );
+  return { search: [...firstPages, ...laterPages], wallet };
 }
 
 /** The peak resident set of a process (Linux VmHWM), in MB. */
@@ -297,7 +349,7 @@ async function main(): Promise<void> {
     started.push(workers.process);
     const baseUrls = { static: staticServer.url, bare: bare.url, service: service.url, workers: workers.url };
 
-    const list = scenarios(names, hotName);
+    const list = scenarios(names, hotName, await discoveryPaths(url, service.url, names));
     console.log('warm-up');
     for (const scenario of list) {
       await measure(baseUrls[scenario.server], scenario.next, 2, scenario.connections);
@@ -382,6 +434,18 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
       met: (figures.profiles100?.latencyMs.p99 ?? Infinity) <= 20,
     },
     {
+      label: 'prefix search: p99',
+      value: `${figures.search?.latencyMs.p99} ms`,
+      target: '≤ 20 ms',
+      met: (figures.search?.latencyMs.p99 ?? Infinity) <= 20,
+    },
+    {
+      label: 'reverse lookup by wallet: p99',
+      value: `${figures.wallet?.latencyMs.p99} ms`,
+      target: '≤ 20 ms',
+      met: (figures.wallet?.latencyMs.p99 ?? Infinity) <= 20,
+    },
+    {
       label: 'service peak RSS',
       value: `${extras.peakRssMb ?? '?'} MB`,
       target: '≤ 150 MB',
@@ -409,7 +473,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     `# Benchmark ${date}`,
     '',
     `${PROFILES.toLocaleString('en-US')} generated profiles on the local PostgreSQL; autocannon with ${CONNECTIONS} connections ` +
-      `(profiles x100: ${BATCH_CONNECTIONS}), ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s; load generator, servers ` +
+      `(profiles x100, search, wallet: ${BATCH_CONNECTIONS}), ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s; load generator, servers ` +
       'and PostgreSQL share the machine.',
     '',
     '| server | req/s | p50 ms | p99 ms | non-2xx | errors |',

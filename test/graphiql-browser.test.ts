@@ -56,6 +56,35 @@ describe('GraphiQL in headless Chromium', () => {
       await expect.poll(() => visibleText(page, resultPane), { timeout: UI_TIMEOUT_MS }).toContain('"name": "demo@me"');
       expect(await visibleText(page, resultPane)).not.toContain('"errors"');
 
+      // The discovery examples, a tab each; the wallet one answers with demo@me's wallets and chains.
+      for (const tab of ['Search', 'Wallet', 'NameCheck']) {
+        await expect.poll(() => page.getByRole('tab', { name: tab, exact: true }).count()).toBe(1);
+      }
+      const walletTab = page.getByRole('button', { name: 'Wallet', exact: true });
+      // GraphiQL's reorderable tabs (framer-motion) can take the first click after loading for
+      // the start of a drag; a person clicks again, and so does the test.
+      await expect
+        .poll(
+          async () => {
+            await walletTab.click();
+            return visibleText(page, queryEditor);
+          },
+          { timeout: UI_TIMEOUT_MS },
+        )
+        .toContain('profilesByWallet');
+      // Run until the answer shows: right after a tab switch GraphiQL may still send the previous
+      // tab's operation name for a moment ("Cannot infer operation Example").
+      await expect
+        .poll(
+          async () => {
+            await page.getByRole('button', { name: /^Execute query/ }).click();
+            return visibleText(page, resultPane);
+          },
+          { timeout: UI_TIMEOUT_MS, interval: 1000 },
+        )
+        .toContain('"chain": "eip155:1"');
+      expect(await visibleText(page, resultPane)).not.toContain('"errors"');
+
       await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
       const docs = page.locator('.graphiql-doc-explorer');
       await docs.getByRole('link', { name: 'Query', exact: true }).click();

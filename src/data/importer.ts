@@ -15,6 +15,7 @@ import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
 import type { Database } from '../db/database.js';
+import { suspendReadOnlyIndexes } from './bulk-indexes.js';
 import { type DataLine, type NamespaceLine, type ProfileLine, parseDataLine } from './data-line.js';
 import { suspendForeignKeys } from './foreign-keys.js';
 import { writeBatch } from './import-writer.js';
@@ -100,9 +101,11 @@ export async function importLines(
       // The statement timeout protects API requests; a batch of a big import may need longer.
       await tx.execute(sql`set local statement_timeout = 0`);
       const restoreForeignKeys = run.options.bulk ? await suspendForeignKeys(tx, ['profiles', 'records']) : undefined;
+      const restoreIndexes = run.options.bulk ? await suspendReadOnlyIndexes(tx) : undefined;
       for await (const line of lines) await run.add(tx, line);
       await run.finish(tx);
       if (run.report.problemCount > 0) throw new RejectedFile();
+      await restoreIndexes?.();
       await restoreForeignKeys?.();
     });
   } catch (error) {

@@ -40,7 +40,11 @@ export const profiles = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    index('profiles_namespace_idx').on(t.namespace),
+    // Prefix search (src/db/discovery-queries.ts) reads names in code-point order ("C"), whatever
+    // the database's default collation: one index for all namespaces, one within a namespace
+    // (which also serves the namespace foreign key).
+    index('profiles_name_c_idx').on(sql`${t.name} collate "C"`),
+    index('profiles_namespace_name_c_idx').on(t.namespace, sql`${t.name} collate "C"`),
     check('profiles_level_non_negative', sql`${t.level} >= 0`),
     check('profiles_name_parts', sql`${t.name} = ${t.localPart} || '@' || ${t.namespace}`),
   ],
@@ -66,6 +70,29 @@ export const records = pgTable(
     check('records_key_non_negative', sql`${t.key} >= 0`),
     check('records_type_not_empty', sql`length(${t.type}) > 0`),
     check('records_value_shape', sql`json_typeof(${t.value}) in ('string', 'object')`),
+  ],
+);
+
+/**
+ * The reverse lookup's index of wallet addresses: one row per entry of a `crypto` record, kept
+ * up to date by triggers on `records` (drizzle/0001_wallet_addresses.sql) in the transaction of
+ * every write, whichever program writes. Derived data: never written by the application.
+ */
+export const walletAddresses = pgTable(
+  'wallet_addresses',
+  {
+    /** The address as matched: ASCII lower case for `0x` (EVM) addresses, else as stored. */
+    addressKey: text('address_key').notNull(),
+    /** Canonical name ID of the profile, so that one index scan answers a page in name order. */
+    name: text('name').notNull(),
+    profileId: bigint('profile_id', { mode: 'number' }).notNull(),
+    recordKey: integer('record_key').notNull(),
+    /** The entry's key in the record, e.g. `eth`. */
+    symbol: text('symbol').notNull(),
+  },
+  (t) => [
+    index('wallet_addresses_lookup_idx').on(t.addressKey, sql`${t.name} collate "C"`),
+    index('wallet_addresses_record_idx').on(t.profileId, t.recordKey),
   ],
 );
 

@@ -41,3 +41,55 @@ query Example {
   }
 }
 `;
+
+/**
+ * Discovery, one tab each: prefix search with its Relay cursors, the reverse lookup by wallet
+ * with the wallets' CAIP ids, and the name check. Tabs are named after their operations.
+ */
+export const GRAPHIQL_SEARCH_QUERY = /* GraphQL */ `# Names whose local part starts with a prefix, in code-point order, a page at a time.
+# Continue with after: <pageInfo.endCursor>. Costs one point of the profile budget per profile.
+
+query Search {
+  searchProfiles(prefix: "De", first: 5) {
+    edges {
+      cursor
+      node { name description }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`;
+
+export const GRAPHIQL_WALLET_QUERY = /* GraphQL */ `# Profiles whose crypto records list an address: 0x addresses in any case, others exactly.
+# These are claims the profiles make, not verified ownership.
+
+query Wallet {
+  profilesByWallet(address: "0x0000000000000000000000000000000000DE0000") {
+    edges {
+      node {
+        name
+        wallets { symbol address chain accountId }
+      }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`;
+
+export const GRAPHIQL_NAME_CHECK_QUERY = /* GraphQL */ `# Canonical form, validity with the reason, whether the name is taken, look-alike warnings.
+# "lookalike" has a Cyrillic "е" (\\u0435) among Latin letters.
+
+query NameCheck {
+  taken: nameCheck(name: "Demo@ME") { input canonical valid reason exists warnings }
+  lookalike: nameCheck(name: "d\\u0435mo@me") { canonical valid exists warnings }
+  invalid: nameCheck(name: "-demo@me") { valid reason }
+}
+`;
+
+/** The tabs a first visit opens with: the example first (and active), then discovery. */
+export const GRAPHIQL_TABS = [
+  { query: GRAPHIQL_EXAMPLE_QUERY },
+  { query: GRAPHIQL_SEARCH_QUERY },
+  { query: GRAPHIQL_WALLET_QUERY },
+  { query: GRAPHIQL_NAME_CHECK_QUERY },
+];

@@ -12,7 +12,15 @@ import type { Plugin } from 'graphql-yoga';
 import { ifNoneMatchHeaderMatches } from '../http/conditional.js';
 
 /** Root fields whose answers depend on public profile data only. */
-export const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set(['profile', 'profiles', '__typename']);
+export const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set([
+  'profile',
+  'profiles',
+  // Discovery (src/graphql/queries/discovery.ts) reads public data too.
+  'searchProfiles',
+  'profilesByWallet',
+  'nameCheck',
+  '__typename',
+]);
 
 function readsOnlyProfiles(document: DocumentNode, operationName: string | null | undefined): boolean {
   const operation = getOperationAST(document, operationName ?? undefined);

@@ -9,9 +9,12 @@ import './types/profile.js';
 import './queries/profile.js';
 import './queries/profiles.js';
 import './queries/owner-check.js';
+import './types/wallets.js';
+import './queries/discovery.js';
 
 builder.queryType({
-  description: 'Public profiles of name IDs and the owner check.',
+  description:
+    'Public profiles of name IDs, ways to find them (prefix search, wallet address, name check), and the owner check.',
 });
 
 // Declaration order, not alphabetical: types and fields read the way the modules present them.

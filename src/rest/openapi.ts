@@ -9,6 +9,14 @@
  */
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import { AVATAR_SIZE, INVALID_SIZE_MESSAGE, MAX_FALLBACK_URL_LENGTH } from '../service/avatars.js';
+import { INVALID_CURSOR_MESSAGE } from '../service/cursors.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  INVALID_ADDRESS_MESSAGE,
+  MAX_ADDRESS_LENGTH,
+  MAX_PAGE_SIZE,
+  MISSING_PREFIX_MESSAGE,
+} from '../service/discovery.js';
 import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
 import { RESOURCE_REQUIRED_MESSAGE } from '../service/webfinger.js';
 
@@ -412,7 +420,132 @@ function webfingerPath(): Json {
   });
 }
 
+const PAGE_PARAMETERS = [
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: `Names per page, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}). A page is cut short when the profile budget has fewer points left.`,
+    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+  },
+  {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description: 'The `nextCursor` of the previous page of the same query; absent or empty for the first page.',
+    schema: { type: 'string' },
+  },
+];
+
+const LISTING_BUDGET =
+  'Costs one point of the profile budget per name returned, at least one, like looking the names up one by one.';
+
+/** A page of names: search and reverse lookup answer alike. */
+function listing(get: Json, invalidDescription: string, invalidExample: string, schema: string): Json {
+  return getAndHead({
+    ...get,
+    tags: ['Discovery'],
+    responses: {
+      '200': {
+        description: 'A page of names in Unicode code-point order.',
+        headers: { ...EVERY, ...VALIDATOR, ...CACHING, ...RATE_LIMIT },
+        content: jsonContent(schema),
+      },
+      '304': notModified(),
+      '400': errorAnswer(invalidDescription, invalidExample, RATE_LIMIT),
+      ...lookupErrors(GET_HEAD),
+    },
+  });
+}
+
+function searchPath(): Json {
+  return listing(
+    {
+      operationId: 'searchProfiles',
+      summary: 'Names whose local part starts with a prefix',
+      description: `Ordered by canonical name in Unicode code-point order, a page at a time. ${LISTING_BUDGET}`,
+      parameters: [
+        {
+          name: 'prefix',
+          in: 'query',
+          required: true,
+          description:
+            '1 to 63 letters, digits, `.`, `_` or `-`, starting with a letter or digit; canonicalised like a name (NFC, lower case).',
+          schema: { type: 'string' },
+          example: 'de',
+        },
+        {
+          name: 'namespace',
+          in: 'query',
+          required: false,
+          description: 'Only names in this namespace; all when absent.',
+          schema: { type: 'string' },
+          example: 'me',
+        },
+        ...PAGE_PARAMETERS,
+      ],
+    },
+    'No prefix, an invalid prefix, namespace, limit or cursor.',
+    MISSING_PREFIX_MESSAGE,
+    'NamePage',
+  );
+}
+
+function walletPath(): Json {
+  return {
+    parameters: [
+      {
+        name: 'address',
+        in: 'path',
+        required: true,
+        description: `The address, 1 to ${MAX_ADDRESS_LENGTH} characters, percent-encoded where needed.`,
+        schema: { type: 'string' },
+        example: '0x0000000000000000000000000000000000de0000',
+      },
+    ],
+    ...listing(
+      {
+        operationId: 'profilesByWallet',
+        summary: 'Names of the profiles whose crypto records list an address',
+        description:
+          '`0x` (EVM) addresses match without regard to case, others exactly. These are claims the profiles make, ' +
+          `not verified ownership. Ordered by name in Unicode code-point order. ${LISTING_BUDGET}`,
+        parameters: PAGE_PARAMETERS,
+      },
+      'An invalid address, limit or cursor.',
+      INVALID_ADDRESS_MESSAGE,
+      'WalletPage',
+    ),
+  };
+}
+
+const PAGE_NAMES = {
+  type: 'array',
+  items: { type: 'string', description: 'A canonical name ID.' },
+  maxItems: MAX_PAGE_SIZE,
+};
+const NEXT_CURSOR = {
+  type: ['string', 'null'],
+  description: `Pass it as \`cursor\` for the next page; null on the last page. Opaque; a cursor of another query is refused (400 "${INVALID_CURSOR_MESSAGE}").`,
+};
+
 const SCHEMAS: Json = {
+  NamePage: {
+    type: 'object',
+    required: ['names', 'nextCursor'],
+    additionalProperties: false,
+    properties: { names: PAGE_NAMES, nextCursor: NEXT_CURSOR },
+  },
+  WalletPage: {
+    type: 'object',
+    required: ['address', 'names', 'nextCursor'],
+    additionalProperties: false,
+    properties: {
+      address: { type: 'string', description: 'The address as given.' },
+      names: PAGE_NAMES,
+      nextCursor: NEXT_CURSOR,
+    },
+  },
   Profile: {
     type: 'object',
     required: ['name', 'description', 'image', 'attributes', 'records'],
@@ -569,6 +702,7 @@ export function openApiDocument({ publicUrl }: OpenApiOptions): Json {
       { name: 'Avatars', description: 'Avatar images, with a generated fallback.' },
       { name: 'Owner check', description: 'Whether an e-mail owns or created a name (rate-limited).' },
       { name: 'WebFinger', description: 'Discovery of name IDs as `acct:` URIs (RFC 7033).' },
+      { name: 'Discovery', description: 'Prefix search, and reverse lookup by wallet address.' },
       { name: 'Meta', description: 'This description.' },
     ],
     paths: {
@@ -579,6 +713,8 @@ export function openApiDocument({ publicUrl }: OpenApiOptions): Json {
       '/api/{name_id}/avatar': avatarPath(),
       '/api/{name_id}/vcard': vcardPath(),
       '/.well-known/webfinger': webfingerPath(),
+      '/api/search': searchPath(),
+      '/api/wallet/{address}': walletPath(),
     },
     components: { schemas: SCHEMAS, headers: HEADERS },
   };

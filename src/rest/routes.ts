@@ -14,11 +14,13 @@ import { serviceRequestFor } from '../http/service-request.js';
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
 import type { AvatarService } from '../service/avatars.js';
+import { INVALID_ADDRESS_MESSAGE } from '../service/discovery.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import type { VCardService } from '../service/vcards.js';
 import type { WebFingerService } from '../service/webfinger.js';
 import { registerAvatarRoute } from './avatar.js';
 import { registerBatchRoutes } from './batch.js';
+import { registerDiscoveryRoutes } from './discovery-routes.js';
 import { sendServiceError } from './error-responses.js';
 import { openApiDocument } from './openapi.js';
 import { queryOf, singleParameter } from './query.js';
@@ -43,6 +45,7 @@ export function registerRestRoutes(router: Router, deps: RestDependencies): void
     cors: true,
   });
   router.on(GET_HEAD, '/api/owner-check', (req, res) => void ownerCheck(req, res, deps), { cors: true });
+  registerDiscoveryRoutes(router, deps);
   router.on(GET_HEAD, '/api/:name', (req, res, params) => void profile(req, res, deps, params.name ?? ''), {
     cors: true,
   });
@@ -67,7 +70,8 @@ export function answerUndecodableApiUrl(req: IncomingMessage, res: ServerRespons
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     sendError(req, res, 405, 'Method not allowed', { Allow: GET_HEAD.join(', ') });
   } else {
-    sendError(req, res, 400, INVALID_NAME_MESSAGE);
+    // The only other parameter in an /api/ path is the reverse lookup's address.
+    sendError(req, res, 400, req.url.startsWith('/api/wallet/') ? INVALID_ADDRESS_MESSAGE : INVALID_NAME_MESSAGE);
   }
   return true;
 }

@@ -17,6 +17,7 @@ import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../names/email.js
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
 import type { Profile } from '../profiles/profile.js';
+import { createDiscovery, type DiscoveryService } from './discovery.js';
 import { InvalidInputError, RateLimitedError, UnavailableError } from './errors.js';
 import type { ProfileCache } from './profile-cache.js';
 import type { ServiceRequest } from './request.js';
@@ -45,7 +46,7 @@ export interface OwnerCheckResult {
   name: string;
 }
 
-export interface ProfilesService {
+export interface ProfilesService extends DiscoveryService {
   /**
    * The profile of a name ID (any case, NFC or not), or null. One point of the profile budget.
    * `checkInput` validates a caller's other input (an avatar size, a WebFinger resource) after the
@@ -114,6 +115,8 @@ export function createProfilesService({ database, limits, cache, logger }: Profi
   };
 
   return {
+    ...createDiscovery({ database, limits, spend, read, loadProfiles }),
+
     async lookupProfile(request, rawName, checkInput) {
       const rateLimit = await spend(limits.profile, request, 1);
       checkInput?.(rateLimit);
@@ -156,7 +159,7 @@ export function createProfilesService({ database, limits, cache, logger }: Profi
 }
 
 /** Takes `points` from the client's budget; throws RateLimitedError when it is spent. */
-async function spend(
+export async function spend(
   limiter: RateLimiter | null,
   request: ServiceRequest,
   points: number,
