@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
+import { parseTextArray, textArrayLiteral } from '../src/db/postgres-deadlines.js';
 import { findProfilesByNames, isOwnerOrCreator } from '../src/db/queries.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';
 import { Profile } from '../src/profiles/profile.js';
@@ -94,5 +96,15 @@ describe.each(databaseKinds())('database on %s', (kind) => {
       .insert(records)
       .values(values.map((value, key) => ({ profileId: row!.id, key, type: 'notes_raw', value })));
     expect((await recordsOf(db, 's@strings')).map((record) => record.value)).toEqual(values);
+  });
+});
+
+describe('text arrays without postgres.js type fetching', () => {
+  it('serialise and parse back any list of strings and nulls', () => {
+    fc.assert(
+      fc.property(fc.array(fc.option(fc.string(), { nil: null })), (values) => {
+        expect(parseTextArray(textArrayLiteral(values))).toEqual(values);
+      }),
+    );
   });
 });

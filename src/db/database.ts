@@ -18,6 +18,7 @@ import { type FolderLock, lockFolder } from './folder-lock.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
 import {
   MAX_RECONNECT_DELAY_SECONDS,
+  parseTextArray,
   queryDeadlineMs,
   reconnectDelaySeconds,
   silenceTimeoutMs,
@@ -104,7 +105,7 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
     // array parameter is text[], serialised below; array results would come back as text.
     fetch_types: false,
     types: {
-      textArray: { to: TEXT_ARRAY_OID, from: [], serialize: textArrayLiteral, parse: (raw: string) => raw },
+      textArray: { to: TEXT_ARRAY_OID, from: [TEXT_ARRAY_OID], serialize: textArrayLiteral, parse: parseTextArray },
     },
     onnotice: () => {},
     connection: {

@@ -67,14 +67,39 @@ export function withDeadline<T>(work: () => PromiseLike<T>, deadlineMs: number):
 }
 
 /**
- * The one array type our queries send (`= any($1::text[])`) as PostgreSQL's array literal. With
+ * The one array type our queries use (`= any($1::text[])`), as PostgreSQL's array literal. With
  * `fetch_types: false` postgres.js knows no array types, and asking for them costs a round trip
  * on every new connection, which a slow link cannot spare. Elements are always quoted, so commas,
- * braces, blanks and the word NULL stay text.
+ * braces, blanks and the word NULL stay text. A string is taken as a literal already.
  */
-export function textArrayLiteral(values: readonly (string | null)[]): string {
+export function textArrayLiteral(values: readonly (string | null)[] | string): string {
+  if (typeof values === 'string') return values;
   const element = (value: string | null) => (value === null ? 'NULL' : `"${value.replace(/[\\"]/g, '\\$&')}"`);
   return `{${values.map(element).join(',')}}`;
+}
+
+/** A one-dimensional `text[]` result, from PostgreSQL's array literal (quoted or bare elements, NULL). */
+export function parseTextArray(literal: string): Array<string | null> {
+  const values: Array<string | null> = [];
+  let i = 1; // after "{"
+  while (i < literal.length - 1) {
+    let value = '';
+    if (literal[i] === '"') {
+      for (i += 1; literal[i] !== '"'; i += 1) {
+        if (literal[i] === '\\') i += 1;
+        value += literal[i];
+      }
+      values.push(value);
+      i += 1; // the closing quote
+    } else {
+      const end = literal.indexOf(',', i);
+      const bare = literal.slice(i, end < 0 ? literal.length - 1 : end);
+      values.push(bare === 'NULL' ? null : bare);
+      i += bare.length;
+    }
+    i += 1; // the comma, or the closing brace
+  }
+  return values;
 }
 
 /** OID of `text[]` in pg_catalog.pg_type (fixed since PostgreSQL 7). */
