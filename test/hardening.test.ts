@@ -4,8 +4,9 @@
  * the log levels client mistakes are reported at.
  */
 import net from 'node:net';
+import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_NESTING } from '../src/limits/document-memory.js';
+import { createDocumentCaches, HEAP_BYTES_PER_DOCUMENT_CHARACTER, MAX_NESTING } from '../src/limits/document-memory.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { insertGraphQLFixtures } from './support/graphql-fixtures.js';
@@ -171,5 +172,39 @@ describe('a running service facing a hostile client', () => {
     for (const socket of held) socket.destroy();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('the parsed-document cache', () => {
+  const parsed = (text: string) => parse(text);
+
+  it('keeps a document from its second sighting on, and drops it when it fails validation', () => {
+    const caches = createDocumentCaches(1024 * 1024);
+    const { documentCache } = caches.options;
+    const text = '{ profile(name: "demo@me") { name } }';
+    documentCache.set(text, parsed(text));
+    expect(documentCache.get(text)).toBeUndefined();
+    const document = parsed(text);
+    documentCache.set(text, document);
+    expect(documentCache.get(text)).toBe(document);
+    expect(caches.estimatedBytes()).toBe(text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER);
+
+    const onValidate = caches.plugin.onValidate as unknown as (payload: {
+      params: { documentAST: unknown };
+    }) => (result: { valid: boolean }) => void;
+    onValidate({ params: { documentAST: document } })({ valid: false });
+    expect(documentCache.get(text)).toBeUndefined();
+  });
+
+  it('holds at most its bound in estimated bytes, however many documents come twice', () => {
+    const bound = 64 * 1024;
+    const caches = createDocumentCaches(bound);
+    for (let i = 0; i < 500; i += 1) {
+      const text = `{ a${i}: __typename }`;
+      caches.options.documentCache.set(text, parsed(text));
+      caches.options.documentCache.set(text, parsed(text));
+    }
+    expect(caches.estimatedBytes()).toBeLessThanOrEqual(bound);
+    expect(caches.estimatedBytes()).toBeGreaterThan(bound / 2);
   });
 });

@@ -6,18 +6,24 @@
  * count: a parsed document near the token limit holds over a megabyte (every token object stays
  * reachable from the AST's locations), so a thousand of them would hold gigabytes. A document
  * that fails validation is dropped from the cache at once, and failed parses are never cached,
- * so a rejected document costs nothing after its answer.
+ * so a rejected document costs nothing after its answer. A document is only kept once it was
+ * seen twice: one-off documents (a name written into each document, say) would otherwise fill
+ * the cache with texts that never come back, and the heap with their garbage.
  *
  * Before parsing, the text's nesting depth is measured: graphql-js parses recursively, and a
  * document nested a few thousand levels deep overflows the stack. Such a document is a syntax
  * error of the client's, refused before any recursion.
  */
+import { createHash } from 'node:crypto';
 import { type DocumentNode, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 
 /** The parsed-document cache holds at most this much, estimated from the documents' text. */
 export const DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** Documents remembered as seen once, so that a second sighting is cached. */
+const SEEN_ONCE_ENTRIES = 16_384;
 
 /** Automatic persisted queries: the texts kept by their hash, at most this many bytes of them. */
 export const PERSISTED_QUERY_BYTES = 8 * 1024 * 1024;
@@ -53,12 +59,20 @@ export function createDocumentCaches(maxBytes = DOCUMENT_CACHE_BYTES): DocumentC
     maxSize: maxBytes,
     sizeCalculation: (_document, text) => Math.max(1, text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER),
   });
+  // Digests of documents parsed once: a count bounds them, as they are small whatever the text.
+  const seenOnce = new LRUCache<string, true>({ max: SEEN_ONCE_ENTRIES });
   const textOf = new WeakMap<DocumentNode, string>();
   const documentCache: Cache<DocumentNode> = {
     get: (text) => documents.get(text),
     set(text, document) {
       // A document too large for the whole cache is not kept at all.
       if (text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER > maxBytes) return;
+      const digest = createHash('sha256').update(text).digest('base64url');
+      if (!seenOnce.has(digest)) {
+        seenOnce.set(digest, true);
+        return;
+      }
+      seenOnce.delete(digest);
       documents.set(text, document);
       textOf.set(document, text);
     },
