@@ -1,45 +1,18 @@
-/**
- * The data commands end to end, as an operator runs them: child processes against a test
- * database, checked by exit code and output.
- */
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
+import { lockFolder } from '../src/db/folder-lock.js';
+import { type CliResult, runCli, STACK_LINE, startCli } from './support/cli.js';
 import { snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 
-const run = promisify(execFile);
 /** Each command is a process of its own that loads the service's modules and opens a database. */
 const SLOW = 120_000;
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `tsx src/cli/<command>.ts` with the given environment on top of a clean one. */
-async function cli(command: string, args: string[], env: Record<string, string>): Promise<CliResult> {
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => name !== 'DATABASE_URL' && name !== 'DATA_DIR'),
-  );
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', `src/cli/${command}.ts`, ...args], {
-      env: { ...base, ...env },
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
-}
-
-const noStackTrace = (result: CliResult) => expect(result.stderr).not.toMatch(/^\s+at /m);
+const noStackTrace = (result: CliResult) => expect(result.stderr).not.toMatch(STACK_LINE);
 
 let folder: string;
 beforeAll(() => {
@@ -58,6 +31,12 @@ function file(name: string, lines: unknown[]): string {
   return target;
 }
 
+function generatedFile(name: string, profiles: number, seed: number): string {
+  const target = path.join(folder, name);
+  writeFileSync(target, [...generateNdjson({ profiles, seed, namespaces: 3 })].join(''));
+  return target;
+}
+
 describe.each(databaseKinds())('data commands on %s', (kind) => {
   let testDb: TestDatabase;
 
@@ -68,7 +47,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     await testDb?.drop();
   });
 
-  /** Opens the database only while the command is not running: PGlite serves one process. */
+  /** Opens the database only while no command runs: PGlite serves one process. */
   async function snapshot() {
     const handle = await testDb.open();
     try {
@@ -79,39 +58,16 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
   }
 
   it(
-    'loads a database without profiles in bulk mode by itself',
-    async () => {
-      const empty = await createTestDatabase(kind);
-      try {
-        const data = file(
-          `first-${kind}.ndjson`,
-          [...generateNdjson({ profiles: 5, seed: 3, namespaces: 2 })].join('').trimEnd().split('\n'),
-        );
-        const first = await cli('import', [data], empty.env);
-        expect(first.code).toBe(0);
-        expect(first.stderr).toContain('The database has no profiles yet: loading in bulk mode.');
-        const second = await cli('import', [data], empty.env);
-        expect(second.code).toBe(0);
-        expect(second.stderr).not.toContain('bulk mode');
-        expect(second.stdout).toContain('5 profiles (0 new or changed)');
-      } finally {
-        await empty.drop();
-      }
-    },
-    SLOW,
-  );
-
-  it(
     'migrates and seeds, the second seed changing nothing',
     async () => {
-      const migrated = await cli('migrate', [], testDb.env);
+      const migrated = await runCli('migrate', [], { env: testDb.env });
       expect(migrated.code).toBe(0);
       expect(migrated.stdout).toContain('is migrated');
 
-      const seeded = await cli('seed', [], testDb.env);
+      const seeded = await runCli('seed', [], { env: testDb.env });
       expect(seeded).toMatchObject({ code: 0 });
       expect(seeded.stdout).toMatch(/3 namespaces and 7 profiles \(7 new or changed\)/);
-      const again = await cli('seed', [], testDb.env);
+      const again = await runCli('seed', [], { env: testDb.env });
       expect(again.stdout).toContain('(0 new or changed)');
     },
     SLOW,
@@ -133,7 +89,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
           records: { first: { type: 'name', value: 'X' } },
         },
       ]);
-      const result = await cli('import', [bad], testDb.env);
+      const result = await runCli('import', [bad], { env: testDb.env });
       expect(result.code).toBe(1);
       const lines = result.stderr.trimEnd().split('\n');
       expect(lines).toContain(lines.find((line) => line.startsWith('line 2: invalid JSON')));
@@ -150,33 +106,84 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
   );
 
   it(
-    'imports a good file, and exports it to a file and to standard output',
+    'imports a good file, and exports it to a file (owner-only) and to standard output',
     async () => {
-      const good = file(
-        'good.ndjson',
-        [...generateNdjson({ profiles: 40, seed: 9, namespaces: 3 })].join('').trimEnd().split('\n'),
-      );
-      const imported = await cli('import', [good], testDb.env);
+      const good = generatedFile('good.ndjson', 40, 9);
+      const imported = await runCli('import', [good], { env: testDb.env });
       expect(imported.code).toBe(0);
-      // The database already has profiles: readers must not be locked out.
-      expect(imported.stderr).not.toContain('bulk mode');
       expect(imported.stdout).toMatch(
         /^Imported .*good\.ndjson.*: 43 lines, 3 namespaces .*, 40 profiles \(40 new or changed\)/,
       );
 
       const target = path.join(folder, `export-${kind}.ndjson`);
-      const exported = await cli('export', [target], testDb.env);
+      writeFileSync(target, 'an older dump, readable by all\n', { mode: 0o644 });
+      const exported = await runCli('export', [target], { env: testDb.env });
       expect(exported.code).toBe(0);
       expect(exported.stderr).toMatch(/Exported \d+ namespaces and 47 profiles/);
+      // It holds private e-mails: readable and writable by its owner only, whatever was there.
+      expect(statSync(target).mode & 0o777).toBe(0o600);
       const text = readFileSync(target, 'utf8');
       expect(text.trimEnd().split('\n')).toHaveLength(5 + 47); // demo data plus the file (namespace "me" is shared)
       expect(readdirSync(folder).filter((name) => name.includes('.partial-'))).toEqual([]);
 
-      const toStdout = await cli('export', [], testDb.env);
+      const toStdout = await runCli('export', [], { env: testDb.env });
       expect(toStdout.stdout).toBe(text);
 
-      const reimported = await cli('import', [target], testDb.env);
+      const reimported = await runCli('import', [target], { env: testDb.env });
       expect(reimported.stdout).toContain('(0 new or changed), 47 profiles (0 new or changed)');
+    },
+    SLOW,
+  );
+
+  it(
+    'ends quietly when the reader of its standard output stops early (| head)',
+    async () => {
+      // Enough profiles that the export is still writing when the reader has gone.
+      const many = generatedFile('many.ndjson', 3000, 4);
+      expect((await runCli('import', [many], { env: testDb.env })).code).toBe(0);
+      for (const [command, args] of [
+        ['export', []],
+        ['gen', ['--profiles', '100000']],
+      ] as const) {
+        const running = startCli(command, args, { env: testDb.env, rawStdout: true });
+        // Read the first line, then close the pipe, as `head -n 1` does.
+        const firstLine = await new Promise<string>((resolve) => {
+          let seen = '';
+          running.child.stdout?.setEncoding('utf8').on('data', function onData(chunk: string) {
+            seen += chunk;
+            if (!seen.includes('\n')) return;
+            running.child.stdout?.off('data', onData);
+            running.child.stdout?.destroy();
+            resolve(seen.slice(0, seen.indexOf('\n')));
+          });
+        });
+        expect(JSON.parse(firstLine)).toMatchObject({ kind: 'namespace' });
+        const result = await running.done;
+        expect(result, `${command}: ${result.stderr}`).toMatchObject({ code: 0, signal: null, stderr: '' });
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'shows progress with a percentage and the time left for a file, lines and rate for a pipe',
+    async () => {
+      // A line per batch, so the lines come however fast this machine imports.
+      const big = generatedFile(`progress-${kind}.ndjson`, 6_000, 12);
+      const fromFile = await runCli('import', ['--progress-every', '0', big], { env: testDb.env });
+      expect(fromFile.code).toBe(0);
+      expect(fromFile.stderr).toMatch(
+        /^\.\.\. \d+% of \d+(\.\d)? MB, [\d,]+ lines, [\d,]+ lines\/s, about \d+ s left$/m,
+      );
+
+      const other = generatedFile(`progress-pipe-${kind}.ndjson`, 6_000, 13);
+      const fromPipe = await runCli('import', ['--progress-every=0', '-'], {
+        env: testDb.env,
+        input: readFileSync(other),
+      });
+      expect(fromPipe.code).toBe(0);
+      expect(fromPipe.stderr).toMatch(/^\.\.\. [\d,]+ lines, [\d,]+ lines\/s$/m);
+      expect(fromPipe.stderr).not.toContain('%');
     },
     SLOW,
   );
@@ -184,18 +191,24 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
   it(
     'fails with one clear line for a missing file, a folder, or a bad argument list',
     async () => {
-      const missing = await cli('import', [path.join(folder, 'missing.ndjson')], testDb.env);
+      const missing = await runCli('import', [path.join(folder, 'missing.ndjson')], { env: testDb.env });
       expect(missing.code).toBe(1);
       expect(missing.stderr).toMatch(/^Cannot read .*missing\.ndjson: ENOENT/);
       noStackTrace(missing);
 
-      const directory = await cli('import', [folder], testDb.env);
+      const directory = await runCli('import', [folder], { env: testDb.env });
       expect(directory.code).toBe(1);
       expect(directory.stderr).toContain('it is a directory');
 
-      const usage = await cli('import', [], testDb.env);
+      const usage = await runCli('import', [], { env: testDb.env });
       expect(usage.code).toBe(2);
-      expect(usage.stderr).toContain('Usage: npm run import -- [--bulk] <file.ndjson>');
+      expect(usage.stderr).toContain('Usage: npm run import -- [--bulk] [--progress-every SECONDS] <file.ndjson>');
+
+      const badInterval = await runCli('import', ['--progress-every', 'often', path.join(folder, 'x.ndjson')], {
+        env: testDb.env,
+      });
+      expect(badInterval.code).toBe(2);
+      expect(badInterval.stderr).toContain('--progress-every takes seconds from 0 to 86400, not "often".');
     },
     SLOW,
   );
@@ -203,9 +216,8 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
   it(
     'stops with exit code 2 on a bad environment variable, naming it',
     async () => {
-      const result = await cli('import', [path.join(folder, 'whatever.ndjson')], {
-        ...testDb.env,
-        DB_POOL_SIZE: 'lots',
+      const result = await runCli('import', [path.join(folder, 'whatever.ndjson')], {
+        env: { ...testDb.env, DB_POOL_SIZE: 'lots' },
       });
       expect(result.code).toBe(2);
       expect(result.stderr.trim()).toMatch(/^Invalid configuration: DB_POOL_SIZE /);
@@ -215,20 +227,152 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
   );
 });
 
+describe.skipIf(!databaseKinds().includes('postgres'))('imports and other sessions on PostgreSQL', () => {
+  /** Whether `statement` gets through within a second (instead of waiting for a lock). */
+  async function getsThrough(session: postgres.Sql, statement: string): Promise<boolean> {
+    try {
+      await session.begin(async (tx) => {
+        await tx`set local lock_timeout = 1000`;
+        await tx.unsafe(statement);
+        await tx`rollback`.catch(() => {}); // probes change nothing
+        throw new ProbeDone();
+      });
+    } catch (error) {
+      if (error instanceof ProbeDone) return true;
+      if ((error as { code?: string }).code === '55P03') return false; // lock_not_available
+      throw error;
+    }
+    return true;
+  }
+  class ProbeDone extends Error {}
+
+  /** A reader and a writer, each given a second, while an import into an empty database runs. */
+  async function sessionsDuringImport(args: string[]) {
+    const empty = await createTestDatabase('postgres');
+    const session = postgres(empty.url ?? '', { max: 1, onnotice: () => {} });
+    try {
+      const data = generatedFile(`sessions-${args.join('')}.ndjson`, 40_000, 21);
+      const running = startCli('import', [...args, data], { env: empty.env });
+      // Writing has begun: the import's transaction holds a lock on records.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const [held] = await session`
+          select 1 from pg_locks l join pg_class c on c.oid = l.relation
+          where c.relname = 'records' and l.pid <> pg_backend_pid() and l.granted`;
+        if (held !== undefined) break;
+        if (Date.now() > deadline) throw new Error(`the import did not start writing:\n${running.stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const reader = await getsThrough(
+        session,
+        'select count(*) from profiles p join records r on r.profile_id = p.id',
+      );
+      const writer = await getsThrough(session, "insert into namespaces values ('probe', 'probe@example.com')");
+      const imported = await running.done;
+      return { reader, writer, imported, stillRunning: imported.stdout === '' };
+    } finally {
+      await session.end();
+      await empty.drop();
+    }
+  }
+
+  it(
+    'never locks readers out, not even for the first load into an empty database or with --bulk',
+    async () => {
+      const plain = await sessionsDuringImport([]);
+      expect(plain.imported.code, plain.imported.stderr).toBe(0);
+      expect(plain).toMatchObject({ reader: true, writer: true });
+      // --bulk checks references once at the end, so other writers must wait; readers need not.
+      const bulk = await sessionsDuringImport(['--bulk']);
+      expect(bulk.imported.code, bulk.imported.stderr).toBe(0);
+      expect(bulk).toMatchObject({ reader: true, writer: false });
+    },
+    SLOW,
+  );
+});
+
 describe('data commands without a database', () => {
   it(
-    'says which database could not be opened, without its password',
+    'print their usage for --help and -h, and exit 0 without touching a database',
     async () => {
-      const result = await cli('import', [file('one.ndjson', ['{}'])], {
-        DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/none',
-        DB_CONNECT_TIMEOUT: '2',
-      });
-      expect(result.code).toBe(1);
-      expect(result.stderr).toContain(
-        'The PostgreSQL database postgres://app:***@127.0.0.1:1/none could not be opened',
+      const env = { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' };
+      for (const [command, usage] of [
+        ['import', 'Usage: npm run import -- [--bulk] [--progress-every SECONDS] <file.ndjson>'],
+        ['export', 'Usage: npm run export -- [file.ndjson]'],
+        ['gen', 'Usage: npm run gen -- --profiles N'],
+        ['migrate', 'Usage: npm run db:migrate'],
+        ['seed', 'Usage: npm run db:seed'],
+        ['print-schema', 'Usage: npm run schema'],
+      ] as const) {
+        for (const flag of ['--help', '-h']) {
+          const result = await runCli(command, [flag], { env });
+          expect(result, `${command} ${flag}`).toMatchObject({ code: 0, stderr: '' });
+          expect(result.stdout.startsWith(`${usage}`), `${command} ${flag}:\n${result.stdout}`).toBe(true);
+          expect(result.stdout.split('\n').length).toBeGreaterThan(3);
+        }
+      }
+    },
+    SLOW,
+  );
+
+  const openFailure = async (env: Record<string, string>) => {
+    const result = await runCli('migrate', [], { env: { DB_CONNECT_TIMEOUT: '3', ...env } });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    noStackTrace(result);
+    return result.stderr.trim();
+  };
+
+  it(
+    'names DATABASE_URL when the server refuses, without the password',
+    async () => {
+      const message = await openFailure({ DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/none' });
+      expect(message).toBe(
+        'The PostgreSQL database postgres://app:***@127.0.0.1:1/none could not be opened: nothing accepts ' +
+          'connections at 127.0.0.1:1 (connection refused). Is PostgreSQL running there? Check DATABASE_URL.',
       );
-      expect(result.stderr).not.toContain('hunter2');
-      noStackTrace(result);
+      expect(message).not.toContain('hunter2');
+    },
+    SLOW,
+  );
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'names DATABASE_URL for a database that does not exist and a user the server refuses',
+    async () => {
+      const server = new URL(process.env.TEST_DATABASE_URL ?? '');
+      const missing = new URL(server);
+      missing.pathname = '/nps_no_such_database';
+      expect(await openFailure({ DATABASE_URL: missing.toString() })).toMatch(
+        /could not be opened: the database "nps_no_such_database" does not exist on .*\. Create it \(createdb\) or fix the database name in DATABASE_URL\.$/,
+      );
+      const stranger = new URL(server);
+      stranger.username = 'nps_no_such_role';
+      expect(await openFailure({ DATABASE_URL: stranger.toString() })).toMatch(
+        /could not be opened: PostgreSQL refused user "nps_no_such_role" \(.*\)\. Check the user in DATABASE_URL\.$/,
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'names DATA_DIR for a folder that is a file, or in use by another process',
+    async () => {
+      const notAFolder = file('not-a-folder', ['just a file']);
+      expect(await openFailure({ DATA_DIR: notAFolder })).toBe(
+        `The embedded database in ${notAFolder} could not be opened: ${notAFolder} is not a directory. ` +
+          'Point DATA_DIR at a folder (it is created when missing).',
+      );
+
+      const busy = mkdtempSync(path.join(folder, 'busy-'));
+      const lock = lockFolder(busy); // held by this test process, which is running
+      try {
+        expect(await openFailure({ DATA_DIR: busy })).toBe(
+          `The embedded database in ${busy} could not be opened: it is in use by another process (pid ${process.pid} on ${os.hostname()}); ` +
+            'stop that process first, or point DATA_DIR at another folder.',
+        );
+      } finally {
+        lock.release();
+      }
     },
     SLOW,
   );
@@ -237,15 +381,15 @@ describe('data commands without a database', () => {
     'generates the same bytes as the generator, to standard output or a file',
     async () => {
       const expected = [...generateNdjson({ profiles: 25, seed: 3, namespaces: 8 })].join('');
-      const first = await cli('gen', ['--profiles', '25', '--seed', '3'], {});
+      const first = await runCli('gen', ['--profiles', '25', '--seed', '3']);
       expect(first.code).toBe(0);
       expect(first.stdout).toBe(expected);
       const target = path.join(folder, 'gen.ndjson');
-      const second = await cli('gen', ['--profiles', '25', '--seed', '3', '--out', target], {});
+      const second = await runCli('gen', ['--profiles', '25', '--seed', '3', '--out', target]);
       expect(second.code).toBe(0);
       expect(readFileSync(target, 'utf8')).toBe(expected);
 
-      const bad = await cli('gen', ['--profiles', 'many'], {});
+      const bad = await runCli('gen', ['--profiles', 'many']);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('--profiles must be a whole number');
     },

@@ -274,15 +274,16 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     expect(namespaces).toEqual([...namespaces].sort());
   });
 
-  it('imports the same data in bulk mode and keeps the foreign keys', async () => {
-    const foreignKeys = () =>
+  it('imports the same data in bulk mode, and leaves the reference checks on and in force', async () => {
+    const checkTriggers = () =>
       database.handle.db
-        .select({ name: sql<string>`conname::text`, definition: sql<string>`pg_get_constraintdef(oid)` })
-        .from(sql`pg_constraint`)
-        .where(sql`contype = 'f'`)
-        .orderBy(sql`conname`);
-    const keysBefore = await foreignKeys();
-    expect(keysBefore).toHaveLength(2);
+        .select({ name: sql<string>`tgname::text`, enabled: sql<string>`tgenabled::text` })
+        .from(sql`pg_trigger`)
+        .where(sql`not tgisinternal and tgname like '%check%'`)
+        .orderBy(sql`tgname`);
+    const triggersBefore = await checkTriggers();
+    expect(triggersBefore).toHaveLength(4);
+    expect(triggersBefore.every((trigger) => trigger.enabled === 'O')).toBe(true);
 
     const lines = [...goodLines(30), JSON.stringify({ ...goodProfile(3), name: 'demo@me' })];
     const normal = await importLines(database.handle.db, lines, SMALL_BATCHES);
@@ -296,13 +297,16 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
       profiles: snapshot.profiles.map(({ updatedAt: _updatedAt, ...rest }) => rest),
     });
     expect(strip(await snapshotDatabase(database.handle.db))).toEqual(strip(normalSnapshot));
-    expect(await foreignKeys()).toEqual(keysBefore);
+    expect(await checkTriggers()).toEqual(triggersBefore);
 
     const rejected = await importLines(database.handle.db, [...lines, '{'], { ...SMALL_BATCHES, bulk: true });
     expect(rejected.ok).toBe(false);
-    expect(await foreignKeys()).toEqual(keysBefore);
+    expect(await checkTriggers()).toEqual(triggersBefore);
 
-    // The restored keys still cascade.
+    // The checks still refuse a broken reference, and deletes still cascade.
+    await expect(
+      database.handle.db.insert(records).values({ profileId: 999_999, key: 1, type: 'name', value: 'orphan' }),
+    ).rejects.toMatchObject({ cause: expect.objectContaining({ code: '23503' }) });
     await database.handle.db.execute(sql`delete from namespaces where name = 'bulk'`);
     expect(await database.handle.db.select().from(profiles).where(eq(profiles.namespace, 'bulk'))).toEqual([]);
     const orphans = await database.handle.db
@@ -310,6 +314,38 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
       .from(records)
       .where(sql`${records.profileId} not in (select id from ${profiles})`);
     expect(orphans).toEqual([]);
+  });
+
+  it('gives the same result, bad lines included, when worker threads prepare the batches', async () => {
+    const generated = [...generateNdjson({ profiles: 300, seed: 17, namespaces: 3 })].join('').trimEnd().split('\n');
+    // A name again later (the last line wins across batches) and a namespace declared late.
+    const lines = [...generated, generated[200]!.replace('"description":"', '"description":"again ')];
+    const strip = (snapshot: Awaited<ReturnType<typeof snapshotDatabase>>) => ({
+      ...snapshot,
+      profiles: snapshot.profiles.map(({ updatedAt: _updatedAt, ...rest }) => rest),
+    });
+    const inline = await importLines(database.handle.db, lines, { batchSize: 40, parallel: { workers: 0 } });
+    const inlineSnapshot = strip(await snapshotDatabase(database.handle.db));
+    await emptyDatabase(database.handle.db);
+    await seedDemoData(database.handle.db);
+    const threaded = await importLines(database.handle.db, lines, {
+      batchSize: 40,
+      parallel: { workers: 2, inlineBatches: 1 },
+    });
+    expect(threaded).toEqual(inline);
+    expect(strip(await snapshotDatabase(database.handle.db))).toEqual(inlineSnapshot);
+
+    const bad = [...lines];
+    bad[3] = '{';
+    bad[150] = JSON.stringify({ ...goodProfile(1), name: 'x@nowhere' });
+    bad[299] = Buffer.from([0x7b, 0xff, 0x7d]).toString('latin1');
+    const badInline = await importLines(database.handle.db, bad, { batchSize: 40, parallel: { workers: 0 } });
+    const badThreaded = await importLines(database.handle.db, bad, {
+      batchSize: 40,
+      parallel: { workers: 2, inlineBatches: 0 },
+    });
+    expect(badInline.problems.map((problem) => problem.line)).toEqual([4, 151, 300]);
+    expect(badThreaded).toEqual(badInline);
   });
 
   it('round-trips through an export into an empty database, private e-mails included', async () => {

@@ -3,7 +3,7 @@
  * `npm run import` reads (private e-mails included: keep the file safe). With `-` or no argument
  * it writes to standard output; use `npm run -s export` then, so npm's own banner stays out of
  * the data. A file is written under a temporary name and renamed at the end, so a failed export
- * never leaves a truncated file behind that looks complete.
+ * never leaves a truncated file behind that looks complete; it is readable by its owner only.
  */
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
@@ -21,9 +21,26 @@ import {
   UsageError,
 } from './command.js';
 
-const USAGE = 'npm run export -- <file.ndjson>   ("-" or nothing: standard output, with npm run -s)';
+const HELP = {
+  usage: 'npm run export -- [file.ndjson]   ("-" or nothing: standard output, with npm run -s)',
+  details: `
+Writes every namespace and profile of the configured database (DATABASE_URL, or the embedded
+database in DATA_DIR) as NDJSON in the format \`npm run import\` reads, from one consistent
+snapshot: it can run while the service is serving.
 
-runCommand(USAGE, async () => {
+The dump holds the private e-mails of owners and creators: a file is created readable by its
+owner only (mode 0600). It is written under a temporary name and renamed when complete.
+
+Examples:
+  npm run export -- dump.ndjson
+  npm run -s export > dump.ndjson
+  npm run -s export | head`,
+};
+
+/** Owner read and write only: the dump holds private e-mails. */
+const DUMP_FILE_MODE = 0o600;
+
+runCommand(HELP, async () => {
   const path = fileArgument();
   const config = commandConfig();
   const database = await openCommandDatabase(config);
@@ -50,7 +67,8 @@ function fileArgument(): string | undefined {
 
 async function exportToFile(db: Database, path: string): Promise<ExportCounts> {
   const partial = `${path}.partial-${process.pid}`;
-  const output = createWriteStream(partial, { flags: 'wx' });
+  // The mode applies when the file is created (wx: always), and rename keeps it.
+  const output = createWriteStream(partial, { flags: 'wx', mode: DUMP_FILE_MODE });
   try {
     const counts = await exportDatabase(db, output);
     output.end();

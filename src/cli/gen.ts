@@ -9,21 +9,31 @@ import { pipeline } from 'node:stream/promises';
 import { DEFAULT_NAMESPACES, type GeneratorOptions, generateNdjson } from '../data/generator.js';
 import { CommandError, formatCount, parseArguments, runCommand, UsageError } from './command.js';
 
-const USAGE = `npm run gen -- --profiles N [--seed S (default 1)] [--namespaces K (default ${DEFAULT_NAMESPACES})] [--out file]`;
+const HELP = {
+  usage: `npm run gen -- --profiles N [--seed S (default 1)] [--namespaces K (default ${DEFAULT_NAMESPACES})] [--out file]`,
+  details: `
+Writes synthetic data in the import format: K namespaces, then N profiles. The same options give
+the same bytes on any machine; memory stays flat for any N. Without --out it writes to standard
+output (use npm run -s, so npm's banner stays out of the data).
 
-runCommand(USAGE, async () => {
+Examples:
+  npm run -s gen -- --profiles 1000 > small.ndjson
+  npm run -s gen -- --profiles 1000000 --seed 1 --out 1m.ndjson`,
+};
+
+runCommand(HELP, async () => {
   const { options, out } = readArguments();
   const source = Readable.from(generateNdjson(options));
-  try {
-    if (out === undefined) {
-      await pipeline(source, process.stdout, { end: false });
-    } else {
+  if (out === undefined) {
+    // A reader that stops early (| head) ends the command quietly: see runCommand.
+    await pipeline(source, process.stdout, { end: false });
+  } else {
+    try {
       await pipeline(source, createWriteStream(out));
+    } catch (error) {
+      if (error instanceof Error && 'syscall' in error) throw new CommandError(`Cannot write ${out}: ${error.message}`);
+      throw error;
     }
-  } catch (error) {
-    if (error instanceof Error && 'syscall' in error)
-      throw new CommandError(`Cannot write ${out ?? 'standard output'}: ${error.message}`);
-    throw error;
   }
   if (out !== undefined) {
     process.stderr.write(

@@ -3,9 +3,25 @@
  * changes nothing). The embedded database gets it on first start anyway.
  */
 import { seedDemoData } from '../data/seed.js';
-import { commandConfig, databaseLabel, formatCount, openCommandDatabase, runCommand } from './command.js';
+import {
+  commandConfig,
+  databaseLabel,
+  formatCount,
+  openCommandDatabase,
+  parseArguments,
+  runCommand,
+} from './command.js';
 
-runCommand('npm run db:seed', async () => {
+const HELP = {
+  usage: 'npm run db:seed',
+  details: `
+Writes the demo data (3 namespaces, 7 profiles, demo@me as in the API contract's example) into
+the configured database: DATABASE_URL, or the embedded database in DATA_DIR. It goes through the
+importer, so a second run changes nothing and running servers are told what changed.`,
+};
+
+runCommand(HELP, async () => {
+  parseArguments({ strict: true });
   const config = commandConfig();
   const database = await openCommandDatabase(config);
   try {
@@ -17,4 +33,5 @@ runCommand('npm run db:seed', async () => {
   } finally {
     await database.close();
   }
+  return 0;
 });

@@ -5,9 +5,10 @@
  * Each column of a batch travels as ONE parameter, a JSON array, and the statement zips the
  * columns back into rows with `ROWS FROM (json_array_elements_text(...), ...)`. So a statement
  * has a handful of parameters whatever the batch size (PostgreSQL allows 65535), Node builds
- * each parameter with one native JSON.stringify, and the server unpacks it in C. Measured
- * against the alternatives (multi-row VALUES, typed arrays with `unnest`, one JSON document with
- * `json_to_recordset`) this costs the least CPU on both sides: see /work/notes/readme-data.md.
+ * each parameter with one native JSON.stringify (in worker threads, import-batch.ts), and the
+ * server unpacks it in C. Measured against the alternatives (multi-row VALUES, typed arrays with
+ * `unnest`, one JSON document with `json_to_recordset`, jsonb) this costs the least CPU on both
+ * sides: see docs/data.md.
  *
  * Record values are elements of a JSON array unpacked by `json_array_elements` into a `json`
  * column, which keeps their text, and with it the order of map entries, exactly as serialised.
@@ -15,28 +16,83 @@
 import { inArray, type SQL, sql } from 'drizzle-orm';
 import type { Database } from '../db/database.js';
 import { namespaces, profiles, records } from '../db/schema.js';
-import { contentHash } from '../profiles/content-hash.js';
-import type { NamespaceLine, ProfileLine } from './data-line.js';
+import type { NamespaceLine } from './data-line.js';
+import type { BatchColumns } from './import-batch.js';
 
 export interface WriteBatch {
   /** At most one entry per name. */
   namespaces: readonly NamespaceLine[];
-  /** At most one entry per name: one statement cannot upsert the same row twice. */
-  profiles: readonly ProfileLine[];
+  /** The profiles, at most one per name (one statement cannot upsert the same row twice). */
+  profiles?: BatchColumns;
+  /**
+   * Whether to return the names of the changed profiles (for the change announcement; past
+   * MAX_NAMED_CHANGES the importer announces everything and stops asking).
+   */
+  withNames?: boolean;
 }
 
-export interface WriteCounts {
+export interface WriteResult {
   /** Namespaces inserted or given a new owner e-mail. */
   namespacesChanged: number;
+  /**
+   * Whether an existing namespace got a new owner e-mail: that changes the owner check of every
+   * profile under it, not only of the profiles in the file.
+   */
+  ownerChanged: boolean;
   /** Profiles inserted or replaced because their content or creator e-mail changed. */
   profilesChanged: number;
+  /** Their canonical names, when asked for (see WriteBatch.withNames). */
+  changedNames: string[] | undefined;
 }
 
-/** Writes a batch; namespaces first, since the batch's profiles may refer to them. */
-export async function writeBatch(db: Database, batch: WriteBatch): Promise<WriteCounts> {
-  const namespacesChanged = await upsertNamespaces(db, batch.namespaces);
-  const profilesChanged = await replaceProfiles(db, batch.profiles);
-  return { namespacesChanged, profilesChanged };
+export interface WriteInProgress {
+  /** Resolves once the batch's profile statement is on its way (or there is none). */
+  started: Promise<void>;
+  done: Promise<WriteResult>;
+}
+
+/**
+ * Writes a batch; namespaces first, since the batch's profiles may refer to them.
+ *
+ * The importer starts the next batch once this one's profile statement is on its way, so the
+ * database finds the next statement queued when it finishes one, instead of waiting for Node.
+ * Statements still reach the database in the file's order, which decides which line wins and
+ * which profile gets the lower id. The second step for changed profiles (delete and insert
+ * their records) waits for `previous`, the batch before, so that such steps keep the file's
+ * order when a later batch changes the same profile again.
+ */
+export function startBatch(
+  db: Database,
+  batch: WriteBatch,
+  previous: Promise<unknown> = Promise.resolve(),
+): WriteInProgress {
+  let markStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    markStarted = resolve;
+  });
+  const done = (async (): Promise<WriteResult> => {
+    try {
+      const namespacesChanged = await upsertNamespaces(db, batch.namespaces);
+      const profiles =
+        batch.profiles === undefined || batch.profiles.profileCount === 0
+          ? { changed: 0, names: batch.withNames ? [] : undefined }
+          : await replaceProfiles(db, batch.profiles, batch.withNames ?? false, previous, markStarted);
+      return {
+        namespacesChanged: namespacesChanged.length,
+        ownerChanged: namespacesChanged.some((row) => !row.inserted),
+        profilesChanged: profiles.changed,
+        changedNames: profiles.names,
+      };
+    } finally {
+      markStarted();
+    }
+  })();
+  return { started, done };
+}
+
+/** Writes a batch and waits for it. */
+export async function writeBatch(db: Database, batch: WriteBatch): Promise<WriteResult> {
+  return startBatch(db, batch).done;
 }
 
 /** A column of values as one parameter: a JSON array. */
@@ -44,8 +100,16 @@ function column<T>(rows: readonly T[], value: (row: T) => unknown): SQL {
   return sql`${JSON.stringify(rows.map(value))}::json`;
 }
 
-async function upsertNamespaces(db: Database, lines: readonly NamespaceLine[]): Promise<number> {
-  if (lines.length === 0) return 0;
+/** A column already serialized as a JSON array. */
+function serialized(json: string): SQL {
+  return sql`${json}::json`;
+}
+
+async function upsertNamespaces(
+  db: Database,
+  lines: readonly NamespaceLine[],
+): Promise<Array<{ name: string; inserted: boolean }>> {
+  if (lines.length === 0) return [];
   const changed = await db
     .insert(namespaces)
     .select(
@@ -59,8 +123,19 @@ async function upsertNamespaces(db: Database, lines: readonly NamespaceLine[]): 
       // An unchanged namespace is left alone: re-importing the same file writes nothing.
       setWhere: sql`${namespaces.ownerEmail} is distinct from excluded.owner_email`,
     })
-    .returning({ name: namespaces.name });
-  return changed.length;
+    // xmax is 0 only on a row version this statement inserted, see replaceProfiles.
+    .returning({ name: namespaces.name, inserted: sql<boolean>`xmax = 0` });
+  return changed;
+}
+
+/** The batch's records: rows (name, key, type, value) unpacked from their columns. */
+function recordRows(columns: BatchColumns): SQL {
+  return sql`rows from (
+      json_array_elements_text(${serialized(columns.recordNames)}),
+      json_array_elements_text(${serialized(columns.recordKeys)}),
+      json_array_elements_text(${serialized(columns.recordTypes)}),
+      json_array_elements(${serialized(columns.recordValues)})
+    ) as input(name, key, type, value)`;
 }
 
 /**
@@ -72,9 +147,13 @@ async function upsertNamespaces(db: Database, lines: readonly NamespaceLine[]): 
  * (the bulk of a big import) costs one round trip. Changed profiles need a second step: their
  * old records must be deleted before the new ones go in, which one statement cannot order.
  */
-async function replaceProfiles(db: Database, lines: readonly ProfileLine[]): Promise<number> {
-  if (lines.length === 0) return 0;
-  const recordRows = lines.flatMap((line) => line.records.map((record) => ({ name: line.name, ...record })));
+async function replaceProfiles(
+  db: Database,
+  columns: BatchColumns,
+  withNames: boolean,
+  previous: Promise<unknown>,
+  onStarted: () => void,
+): Promise<{ changed: number; names: string[] | undefined }> {
   // Drizzle's INSERT ... SELECT cannot skip the identity column, so the upsert is plain SQL in a
   // CTE, and Drizzle's typed SELECT around it maps the returned rows the same way on both drivers.
   const upserted = db
@@ -89,14 +168,14 @@ async function replaceProfiles(db: Database, lines: readonly ProfileLine[]): Pro
       sql`insert into ${profiles} (name, local_part, namespace, description, image, level, creator_email, content_hash)
           select name, local_part, namespace, description, image, level::integer, creator_email, content_hash
           from rows from (
-            json_array_elements_text(${column(lines, (line) => line.name)}),
-            json_array_elements_text(${column(lines, (line) => line.localPart)}),
-            json_array_elements_text(${column(lines, (line) => line.namespace)}),
-            json_array_elements_text(${column(lines, (line) => line.description)}),
-            json_array_elements_text(${column(lines, (line) => line.image)}),
-            json_array_elements_text(${column(lines, (line) => line.level)}),
-            json_array_elements_text(${column(lines, (line) => line.creatorEmail)}),
-            json_array_elements_text(${column(lines, (line) => contentHash(line))})
+            json_array_elements_text(${serialized(columns.names)}),
+            json_array_elements_text(${serialized(columns.localParts)}),
+            json_array_elements_text(${serialized(columns.namespaces)}),
+            json_array_elements_text(${serialized(columns.descriptions)}),
+            json_array_elements_text(${serialized(columns.images)}),
+            json_array_elements_text(${serialized(columns.levels)}),
+            json_array_elements_text(${serialized(columns.creatorEmails)}),
+            json_array_elements_text(${serialized(columns.contentHashes)})
           ) as input(name, local_part, namespace, description, image, level, creator_email, content_hash)
           on conflict (name) do update set
             local_part = excluded.local_part, namespace = excluded.namespace, description = excluded.description,
@@ -109,47 +188,61 @@ async function replaceProfiles(db: Database, lines: readonly ProfileLine[]): Pro
   const recordsOfNewProfiles = db.$with('records_of_new_profiles', { key: sql<number>`key`.as('key') }).as(
     sql`insert into ${records} (profile_id, key, type, value)
         select upserted.id, input.key::integer, input.type, input.value
-        from upserted join rows from (
-          json_array_elements_text(${column(recordRows, (row) => row.name)}),
-          json_array_elements_text(${column(recordRows, (row) => row.key)}),
-          json_array_elements_text(${column(recordRows, (row) => row.type)}),
-          json_array_elements(${column(recordRows, (row) => row.value)})
-        ) as input(name, key, type, value) on input.name = upserted.name
+        from upserted join ${recordRows(columns)} on input.name = upserted.name
         where upserted.inserted
         returning key`,
   );
-  const changed = await db.with(upserted, recordsOfNewProfiles).select().from(upserted);
+  // Prepared (named): postgres.js sends an unnamed statement with parameters as Parse and
+  // Describe first and waits for the answer before it sends Bind and Execute, a round trip per
+  // batch in which the database waits for Node; a prepared one is parsed once per import.
+  // One row back, not one per profile: Node's main thread, which feeds the database, parses a
+  // count and the (usually empty) list of replaced profiles, and names only while they are
+  // wanted.
+  const summary = {
+    changed: sql<number>`count(*)::int`,
+    replaced: sql<string>`coalesce(json_agg(json_build_array(${upserted.id}, ${upserted.name})) filter (where not ${upserted.inserted}), '[]')::text`,
+    names: sql<
+      string | null
+    >`case when ${withNames}::boolean then coalesce(json_agg(${upserted.name}), '[]')::text end`,
+  };
+  const statement =
+    columns.recordCount === 0
+      ? db.with(upserted).select(summary).from(upserted).prepare('import_profiles')
+      : db.with(upserted, recordsOfNewProfiles).select(summary).from(upserted).prepare('import_profiles_and_records');
+  const running = statement.execute();
+  onStarted();
+  const [row] = await running;
+  const replaced = (JSON.parse(row?.replaced ?? '[]') as Array<[number | string, string]>).map(([id, name]) => ({
+    id: Number(id),
+    name,
+  }));
+  const names = row?.names == null ? undefined : (JSON.parse(row.names) as string[]);
 
-  const replaced = changed.filter((row) => !row.inserted);
   if (replaced.length > 0) {
+    await previous.catch(() => {}); // its failure is the importer's to report
     await db.delete(records).where(
       inArray(
         records.profileId,
         replaced.map((row) => row.id),
       ),
     );
-    await insertRecords(db, replaced, lines);
+    if (columns.recordCount > 0) await insertRecords(db, replaced, columns);
   }
-  return changed.length;
+  return { changed: row?.changed ?? 0, names };
 }
 
+/** The records of `targets` (replaced profiles) from the batch's columns. */
 async function insertRecords(
   db: Database,
   targets: ReadonlyArray<{ id: number; name: string }>,
-  lines: readonly ProfileLine[],
+  columns: BatchColumns,
 ): Promise<void> {
-  const byName = new Map(lines.map((line) => [line.name, line]));
-  const rows = targets.flatMap(({ id, name }) =>
-    (byName.get(name)?.records ?? []).map((record) => ({ id, ...record })),
-  );
-  if (rows.length === 0) return;
   await db.insert(records).select(
-    sql`select profile_id::bigint, key::integer, type, value
+    sql`select target.id::bigint, input.key::integer, input.type, input.value
         from rows from (
-          json_array_elements_text(${column(rows, (row) => row.id)}),
-          json_array_elements_text(${column(rows, (row) => row.key)}),
-          json_array_elements_text(${column(rows, (row) => row.type)}),
-          json_array_elements(${column(rows, (row) => row.value)})
-        ) as input(profile_id, key, type, value)`,
+          json_array_elements_text(${column(targets, (target) => target.id)}),
+          json_array_elements_text(${column(targets, (target) => target.name)})
+        ) as target(id, name)
+        join ${recordRows(columns)} on input.name = target.name`,
   );
 }

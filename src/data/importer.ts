@@ -6,26 +6,33 @@
  * written but validation goes on, so the operator gets every bad line in one run. At the end
  * any failure rolls the transaction back, so a rejected file leaves the database untouched.
  *
+ * The input is cut into batches of whole lines (line-batches.ts); each batch is checked and
+ * serialized by import-batch.ts, in worker threads for big inputs (batch-preparer.ts); this
+ * module checks namespaces across batches in line order, writes (import-writer.ts) with the
+ * next batch's statements queued behind the previous one's, and on success announces the
+ * changed profiles (change-notifications.ts) before committing.
+ *
  * Rules beyond the contract: blank lines are skipped (they still count for line numbers), a
  * UTF-8 byte order mark on the first line is ignored, a line that is not valid UTF-8 is bad, and
  * when a file names the same profile or namespace twice the last line wins.
  */
 
-import { isUtf8 } from 'node:buffer';
 import { open } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
+import { EVERYTHING, MAX_NAMED_CHANGES, notifyProfileChanges } from '../db/change-notifications.js';
 import type { Database } from '../db/database.js';
-import { suspendReadOnlyIndexes } from './bulk-indexes.js';
-import { type DataLine, type NamespaceLine, type ProfileLine, parseDataLine } from './data-line.js';
-import { suspendForeignKeys } from './foreign-keys.js';
-import { writeBatch } from './import-writer.js';
+import { BatchPreparer, type PreparerOptions } from './batch-preparer.js';
+import type { NamespaceLine } from './data-line.js';
+import type { BatchProblem, PreparedBatch } from './import-batch.js';
+import { startBatch, type WriteInProgress } from './import-writer.js';
 import { KnownNamespaces } from './known-namespaces.js';
-import { readLines } from './line-reader.js';
+import { type LineBatch, lineBatches, textLineBatches } from './line-batches.js';
+import { deferReferenceChecks } from './reference-checks.js';
 
 export interface ImportOptions {
   /**
-   * Check foreign keys once at the end instead of per row: about twice as fast, but the tables
-   * are locked against readers until the import ends (see foreign-keys.ts).
+   * Check references once at the end instead of per statement; other writers wait until the
+   * import ends, readers do not (see reference-checks.ts).
    */
   bulk?: boolean;
   /** Lines per write batch. */
@@ -35,6 +42,8 @@ export interface ImportOptions {
   /** Called about every `progressIntervalMs` while the import runs. */
   onProgress?: (progress: ImportProgress) => void;
   progressIntervalMs?: number;
+  /** Worker threads that check and serialize lines of big inputs (see batch-preparer.ts). */
+  parallel?: PreparerOptions;
 }
 
 export interface ImportProgress {
@@ -67,56 +76,75 @@ export interface ImportReport {
 /** A line of input: text, or raw bytes that still have to be checked for valid UTF-8. */
 export type InputLine = string | Uint8Array;
 
-const DEFAULTS = { bulk: false, batchSize: 2000, maxReportedProblems: 1000, progressIntervalMs: 2000 };
+const DEFAULTS = { bulk: false, batchSize: 2000, maxReportedProblems: 1000, progressIntervalMs: 2000, parallel: {} };
 
-/** Imports a file (or any byte stream, such as stdin). */
+/** Imports a file. */
 export async function importFile(db: Database, path: string, options: ImportOptions = {}): Promise<ImportReport> {
   const file = await open(path);
   try {
-    return await importLines(db, readLines(file.createReadStream()), options);
+    return await importStream(db, file.createReadStream(), options);
   } finally {
     await file.close();
   }
 }
 
+/** Imports any byte stream, such as stdin. */
 export async function importStream(
   db: Database,
   input: AsyncIterable<Uint8Array | string>,
   options: ImportOptions = {},
 ): Promise<ImportReport> {
-  return importLines(db, readLines(input), options);
+  const batchSize = options.batchSize ?? DEFAULTS.batchSize;
+  return importBatches(db, lineBatches(input, batchSize), options);
 }
 
-/** Thrown inside the transaction to roll it back; never leaves this module. */
-class RejectedFile extends Error {}
-
+/** Imports lines given one by one (without their line ends): text, or raw bytes still to be checked for UTF-8. */
 export async function importLines(
   db: Database,
   lines: AsyncIterable<InputLine> | Iterable<InputLine>,
   options: ImportOptions = {},
 ): Promise<ImportReport> {
+  const batchSize = options.batchSize ?? DEFAULTS.batchSize;
+  return importBatches(db, textLineBatches(lines, batchSize), options);
+}
+
+/** Thrown inside the transaction to roll it back; never leaves this module. */
+class RejectedFile extends Error {}
+
+async function importBatches(
+  db: Database,
+  batches: AsyncIterable<LineBatch>,
+  options: ImportOptions,
+): Promise<ImportReport> {
   const run = new ImportRun({ ...DEFAULTS, ...options });
+  const preparer = new BatchPreparer(run.options.parallel);
   try {
     await db.transaction(async (tx) => {
       // The statement timeout protects API requests; a batch of a big import may need longer.
       await tx.execute(sql`set local statement_timeout = 0`);
-      const restoreForeignKeys = run.options.bulk ? await suspendForeignKeys(tx, ['profiles', 'records']) : undefined;
-      const restoreIndexes = run.options.bulk ? await suspendReadOnlyIndexes(tx) : undefined;
-      for await (const line of lines) await run.add(tx, line);
-      await run.finish(tx);
+      const checkReferences = run.options.bulk ? await deferReferenceChecks(tx) : undefined;
+      for await (const batch of preparer.prepare(batches)) {
+        await run.add(tx, batch);
+        if (run.report.problemCount > 0) preparer.markRejected();
+      }
+      await run.finish();
       if (run.report.problemCount > 0) throw new RejectedFile();
-      await restoreIndexes?.();
-      await restoreForeignKeys?.();
+      await checkReferences?.();
+      // Delivered by PostgreSQL when this transaction commits, and never if it rolls back.
+      await notifyProfileChanges(tx, run.changedNames());
     });
   } catch (error) {
     if (!(error instanceof RejectedFile)) throw error;
     run.report.namespacesChanged = 0;
     run.report.profilesChanged = 0;
+  } finally {
+    await preparer.close();
   }
   return run.report;
 }
 
-type PendingLine = { line: number; data: DataLine } | { line: number; reason: string; declaresNamespace?: string };
+/** Batches whose statements may be sent before the earlier ones have finished. */
+const WRITES_IN_FLIGHT = 3;
 
 class ImportRun {
   readonly report: ImportReport = {
@@ -129,91 +157,124 @@ class ImportRun {
     problems: [],
     problemCount: 0,
   };
-  private pending: PendingLine[] = [];
   private readonly known = new KnownNamespaces();
-  /** The batch being written while the next one is parsed: Node and the database work at once. */
-  private writing: Promise<void> = Promise.resolve();
+  /** Profiles inserted or replaced so far, until there are too many to name. */
+  private changed: Set<string> | typeof EVERYTHING = new Set();
+  /**
+   * Writes under way, oldest first: the next batch is prepared, and its statements sent, while
+   * the database still works on the previous one, so neither waits for the other.
+   */
+  private readonly writing: Array<{ started: Promise<void>; done: Promise<void> }> = [];
   private readonly startedAt = Date.now();
   private lastProgressAt = Date.now();
 
   constructor(readonly options: Required<Omit<ImportOptions, 'onProgress'>> & Pick<ImportOptions, 'onProgress'>) {}
 
-  async add(db: Database, input: InputLine): Promise<void> {
-    this.report.lines += 1;
-    const line = this.report.lines;
-    const text = decodeLine(input, line);
-    if (text === null) {
-      this.pending.push({ line, reason: 'not valid UTF-8 text' });
-    } else if (text.trim() !== '') {
-      const parsed = parseDataLine(text);
-      this.pending.push(parsed.ok ? { line, data: parsed.line } : { line, ...parsed });
-    }
-    if (this.pending.length >= this.options.batchSize) await this.flush(db);
-    if (line % 4096 === 0) this.reportProgress();
+  /** Checks the batch's namespaces in line order, then writes it unless a line has failed. */
+  async add(db: Database, batch: PreparedBatch): Promise<void> {
+    this.report.lines += batch.lines;
+    await this.lookUpNamespaces(db, batch);
+    const namespaces = new Map<string, NamespaceLine>();
+    for (const problem of this.classify(batch, namespaces)) this.addProblem(problem);
+    this.reportProgress();
+    if (this.report.problemCount > 0) return;
+
+    while (this.writing.length >= WRITES_IN_FLIGHT) await this.writing.shift()?.done;
+    const previous = this.writing.at(-1);
+    // The statements of the batch before go first (see startBatch).
+    await previous?.started;
+    const write: WriteInProgress = startBatch(
+      db,
+      { namespaces: [...namespaces.values()], profiles: batch.columns, withNames: this.changed !== EVERYTHING },
+      previous?.done,
+    );
+    const done = write.done.then((result) => {
+      this.report.namespacesChanged += result.namespacesChanged;
+      this.report.profilesChanged += result.profilesChanged;
+      this.noteChanges(result.changedNames, result.ownerChanged);
+    });
+    // Awaited in turn; this only stops Node from calling a failure unhandled meanwhile.
+    done.catch(() => {});
+    this.writing.push({ started: write.started, done });
   }
 
-  async finish(db: Database): Promise<void> {
-    await this.flush(db);
-    await this.writing;
+  async finish(): Promise<void> {
+    while (this.writing.length > 0) await this.writing.shift()?.done;
     this.report.ok = this.report.problemCount === 0;
   }
 
-  /** Checks the batch's namespaces in line order, then writes it unless a line has failed. */
-  private async flush(db: Database): Promise<void> {
-    const batch = this.pending;
-    this.pending = [];
-    await this.lookUpNamespaces(db, batch);
-
-    const namespaces = new Map<string, NamespaceLine>();
-    const profiles = new Map<string, ProfileLine>();
-    for (const entry of batch) {
-      if (!('data' in entry)) {
-        // A namespace line that failed for another reason still declares its (valid) name, so
-        // the profiles under it are not all reported a second time as "unknown namespace".
-        if (entry.declaresNamespace !== undefined) this.known.declare(entry.declaresNamespace);
-        this.addProblem(entry.line, entry.reason);
-      } else if (entry.data.kind === 'namespace') {
-        this.known.declare(entry.data.name);
-        namespaces.set(entry.data.name, entry.data);
-        this.report.namespaces += 1;
-      } else if (!this.known.isKnown(entry.data.namespace)) {
-        this.addProblem(
-          entry.line,
-          `unknown namespace ${JSON.stringify(entry.data.namespace)} of ${JSON.stringify(entry.data.name)}: ` +
-            'not in the database and not declared on an earlier line',
-        );
-      } else {
-        // Last one wins: a later line for the same name replaces the earlier one in the batch,
-        // and a later batch overwrites what an earlier batch wrote.
-        profiles.set(entry.data.name, entry.data);
-        this.report.profiles += 1;
-      }
-    }
-    if (this.report.problemCount > 0) return;
-
-    await this.writing;
-    const write = writeBatch(db, { namespaces: [...namespaces.values()], profiles: [...profiles.values()] });
-    this.writing = write.then((counts) => {
-      this.report.namespacesChanged += counts.namespacesChanged;
-      this.report.profilesChanged += counts.profilesChanged;
-    });
-    // Awaited before the next statement; this only stops Node from calling it unhandled meanwhile.
-    this.writing.catch(() => {});
+  /** What to announce: the changed names, or EVERYTHING. An empty list announces nothing. */
+  changedNames(): readonly string[] | typeof EVERYTHING {
+    return this.changed === EVERYTHING ? EVERYTHING : [...this.changed];
   }
 
-  private async lookUpNamespaces(db: Database, batch: readonly PendingLine[]): Promise<void> {
-    const used = batch.flatMap((entry) =>
-      'data' in entry && entry.data.kind === 'profile' ? [entry.data.namespace] : [],
-    );
-    const unresolved = this.known.unresolved(used);
+  /**
+   * Walks the batch in line order: namespace lines declare their name for the lines after them
+   * (a namespace line that failed for another reason too, so the profiles under it are not all
+   * reported a second time), and a profile's namespace must be declared by then or exist in
+   * the database. Returns the batch's bad lines in line order; fills `namespaces` (last line
+   * per name wins).
+   */
+  private classify(batch: PreparedBatch, namespaces: Map<string, NamespaceLine>): BatchProblem[] {
+    const declarations = [
+      ...batch.namespaces,
+      ...batch.problems.flatMap((problem) =>
+        problem.declaresNamespace === undefined ? [] : [{ line: problem.line, name: problem.declaresNamespace }],
+      ),
+    ].sort((a, b) => a.line - b.line);
+    for (const namespace of batch.namespaces) {
+      namespaces.set(namespace.name, { kind: 'namespace', name: namespace.name, ownerEmail: namespace.ownerEmail });
+    }
+    this.report.namespaces += batch.namespaces.length;
+    const unknown: BatchProblem[] = [];
+    let declared = 0;
+    for (let index = 0; index < batch.profileLines.length; index += 1) {
+      const line = batch.profileLines[index] ?? 0;
+      for (; declared < declarations.length && (declarations[declared]?.line ?? 0) < line; declared += 1) {
+        this.known.declare(declarations[declared]?.name ?? '');
+      }
+      const namespace = batch.profileNamespaces[index] ?? '';
+      if (this.known.isKnown(namespace)) {
+        this.report.profiles += 1;
+      } else {
+        unknown.push({
+          line,
+          reason:
+            `unknown namespace ${JSON.stringify(namespace)} of ${JSON.stringify(batch.profileNames[index])}: ` +
+            'not in the database and not declared on an earlier line',
+        });
+      }
+    }
+    for (; declared < declarations.length; declared += 1) this.known.declare(declarations[declared]?.name ?? '');
+    return mergeByLine(batch.problems, unknown);
+  }
+
+  private noteChanges(names: readonly string[] | undefined, ownerChanged: boolean): void {
+    if (this.changed === EVERYTHING) return;
+    // A new owner changes the owner check of every profile under the namespace, named or not;
+    // a write that was not asked for names (it started after the list was given up) changed
+    // profiles nobody noted.
+    if (ownerChanged || names === undefined) {
+      this.changed = EVERYTHING;
+      return;
+    }
+    for (const name of names) this.changed.add(name);
+    if (this.changed.size > MAX_NAMED_CHANGES) this.changed = EVERYTHING;
+  }
+
+  /** Looks up, in the database, the batch's namespaces that are neither declared nor known yet. */
+  private async lookUpNamespaces(db: Database, batch: PreparedBatch): Promise<void> {
+    const unresolved = this.known.unresolved(new Set(batch.profileNamespaces));
     if (unresolved.length === 0) return;
-    await this.writing; // one statement at a time on the transaction's connection
+    // Queued behind the writes under way; namespaces they insert are declared ones anyway.
     await this.known.lookUp(db, unresolved);
   }
 
-  private addProblem(line: number, reason: string): void {
+  private addProblem(problem: BatchProblem): void {
     this.report.problemCount += 1;
-    if (this.report.problems.length < this.options.maxReportedProblems) this.report.problems.push({ line, reason });
+    if (this.report.problems.length < this.options.maxReportedProblems) {
+      this.report.problems.push({ line: problem.line, reason: problem.reason });
+    }
   }
 
   private reportProgress(): void {
@@ -224,15 +285,9 @@ class ImportRun {
   }
 }
 
-/** The text of a line, or null when its bytes are not valid UTF-8. */
-function decodeLine(input: InputLine, lineNumber: number): string | null {
-  let text: string;
-  if (typeof input === 'string') {
-    text = input;
-  } else {
-    if (!isUtf8(input)) return null;
-    text = Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString('utf8');
-  }
-  // A byte order mark is an encoding marker, not content.
-  return lineNumber === 1 && text.startsWith('\uFEFF') ? text.slice(1) : text;
+/** Two lists of problems, each in line order, as one list in line order. */
+function mergeByLine(first: readonly BatchProblem[], second: readonly BatchProblem[]): BatchProblem[] {
+  if (second.length === 0) return [...first];
+  if (first.length === 0) return [...second];
+  return [...first, ...second].sort((a, b) => a.line - b.line);
 }

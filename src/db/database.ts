@@ -27,6 +27,7 @@ import {
   withDeadline,
 } from './postgres-deadlines.js';
 import { postgresSockets } from './postgres-sockets.js';
+import { containLostTransactions } from './postgres-transactions.js';
 import * as schema from './schema.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -116,6 +117,7 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
     ...({ socket: sockets.socket } as object),
   });
   const gate = new OutageGate(MAX_RECONNECT_DELAY_SECONDS * 1000);
+  containLostTransactions(client);
   const db = drizzlePostgres(client, { schema, logger: options.logger ?? false });
   return {
     db,

@@ -2,6 +2,12 @@
  * The Drizzle schema: the single source of truth for the tables. `npm run db:generate` turns a
  * change here into a migration under drizzle/, which the server applies at start.
  *
+ * References (profiles.namespace -> namespaces.name, records.profile_id -> profiles.id) are not
+ * foreign-key constraints but statement-level triggers with the same guarantee, written by hand
+ * in migration 0001 (drizzle-kit does not model triggers): a foreign key checks each inserted row
+ * with a query of its own, which was half of the database's work in a large import; the triggers
+ * check a whole statement's rows with one join. See drizzle/0002_set_based_references.sql.
+ *
  * Private data: `namespaces.owner_email` and `profiles.creator_email` are never selected by the
  * read paths of the API, only compared inside the owner-check query.
  */
@@ -25,9 +31,8 @@ export const profiles = pgTable(
     /** Canonical name ID (NFC, lower case). */
     name: text('name').notNull().unique('profiles_name_unique'),
     localPart: text('local_part').notNull(),
-    namespace: text('namespace')
-      .notNull()
-      .references(() => namespaces.name, { onDelete: 'cascade', onUpdate: 'cascade' }),
+    /** Names a namespace; checked, and cascaded on delete, by triggers (see above). */
+    namespace: text('namespace').notNull(),
     description: text('description').notNull().default(''),
     image: text('image').notNull().default(''),
     level: integer('level').notNull().default(0),
@@ -54,9 +59,8 @@ export const profiles = pgTable(
 export const records = pgTable(
   'records',
   {
-    profileId: bigint('profile_id', { mode: 'number' })
-      .notNull()
-      .references(() => profiles.id, { onDelete: 'cascade' }),
+    /** Names a profile; checked, and cascaded on delete, by triggers (see above). */
+    profileId: bigint('profile_id', { mode: 'number' }).notNull(),
     key: integer('key').notNull(),
     type: text('type').notNull(),
     /**
@@ -75,7 +79,7 @@ export const records = pgTable(
 
 /**
  * The reverse lookup's index of wallet addresses: one row per entry of a `crypto` record, kept
- * up to date by triggers on `records` (drizzle/0001_wallet_addresses.sql) in the transaction of
+ * up to date by triggers on `records` (drizzle/0001_discovery.sql) in the transaction of
  * every write, whichever program writes. Derived data: never written by the application.
  */
 export const walletAddresses = pgTable(

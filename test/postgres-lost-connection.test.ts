@@ -1,0 +1,89 @@
+/**
+ * A transaction whose PostgreSQL backend is terminated fails with the server's reason instead
+ * of crashing the process (postgres.js defect porsager/postgres#1208, contained in
+ * src/db/postgres-transactions.ts). Vitest fails a run on an uncaught exception, which is what
+ * the defect produced: these tests fail without the containment.
+ */
+import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
+import { describe, expect, it } from 'vitest';
+import type { Database } from '../src/db/database.js';
+import { describeDatabaseError } from '../src/db/errors.js';
+import { databaseKinds, useTestDatabase } from './support/databases.js';
+
+const onPostgres = databaseKinds().includes('postgres');
+
+/** Rows of a raw statement on PostgreSQL (postgres.js answers an array). */
+async function rows<T>(db: Pick<Database, 'execute'>, statement: ReturnType<typeof sql>): Promise<T[]> {
+  return (await db.execute(statement)) as unknown as T[];
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!onPostgres)('a transaction whose backend is terminated', () => {
+  const database = useTestDatabase('postgres');
+
+  async function terminate(pid: number): Promise<void> {
+    const admin = postgres(database.testDb.url ?? '', { max: 1, onnotice: () => {} });
+    try {
+      await admin`select pg_terminate_backend(${pid})`;
+    } finally {
+      await admin.end();
+    }
+  }
+
+  async function failure(transaction: Promise<unknown>): Promise<string> {
+    const error: unknown = await transaction.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(error).toBeInstanceOf(Error);
+    return describeDatabaseError(error);
+  }
+
+  it('fails with the reason when the backend is terminated during a statement', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const reason = await failure(
+        database.handle.db.transaction(async (tx) => {
+          const [row] = await rows<{ pid: number }>(tx, sql`select pg_backend_pid() as pid`);
+          const sleeping = tx.execute(sql`select pg_sleep(5)`).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          await pause(50);
+          await terminate(Number(row?.pid));
+          throw await sleeping;
+        }),
+      );
+      expect(reason).toMatch(/^(57P01|ECONNRESET|CONNECTION_CLOSED)/);
+      await pause(20); // a stray setImmediate of the driver would throw now
+    }
+  });
+
+  it('fails with the reason when the backend is terminated between two statements', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const reason = await failure(
+        database.handle.db.transaction(async (tx) => {
+          const [row] = await rows<{ pid: number }>(tx, sql`select pg_backend_pid() as pid`);
+          await terminate(Number(row?.pid));
+          await pause(round * 20); // the close may or may not have arrived yet
+          await tx.execute(sql`select 1`);
+        }),
+      );
+      expect(reason).toMatch(/^(57P01|ECONNRESET|CONNECTION_CLOSED)/);
+      await pause(20);
+    }
+  });
+
+  it('leaves the pool working, and still rolls back a body that fails for another reason', async () => {
+    const [answer] = await rows<{ one: number }>(database.handle.db, sql`select 1 as one`);
+    expect(answer?.one).toBe(1);
+    await database.handle.db.execute(sql`create table if not exists lost_connection_probe (n int)`);
+    const failed = database.handle.db.transaction(async (tx) => {
+      await tx.execute(sql`insert into lost_connection_probe values (1)`);
+      throw new Error('the body gave up');
+    });
+    await expect(failed).rejects.toThrow('the body gave up');
+    expect(await rows(database.handle.db, sql`select * from lost_connection_probe`)).toEqual([]);
+  });
+});
