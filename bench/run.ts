@@ -6,8 +6,8 @@
  *    the expected data).
  * 2. Starts, as child processes on loopback: a static `node:http` JSON server (the ceiling), the
  *    bare `node:http` + postgres.js server with one hand-written query (the floor a service can
- *    aim at), the service (NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), and the service
- *    with WORKERS=2.
+ *    aim at), the service as `npm start` runs it (dist/ with package.json's `config.nodeFlags`;
+ *    NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), and the service with WORKERS=2.
  * 3. Drives them with autocannon (BENCH_CONNECTIONS, default 50) in alternating rounds, so drift
  *    of a shared machine hits every figure alike: REST random names, REST one hot name, GraphQL
  *    with variables, GraphQL with the name inline (a new document text per request), and
@@ -18,6 +18,7 @@
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -93,11 +94,16 @@ function* splitLines(chunks: Iterable<string>): Generator<string> {
 
 /** Deterministic random existing names of the dataset. */
 function randomNames(count: number, seed: number): string[] {
-  let state = seed;
-  return Array.from({ length: count }, () => {
-    state = (state * 1103515245 + 12345) >>> 0;
-    return generatedName(DATASET, state % PROFILES);
-  });
+  // mulberry32: Math.imul keeps the arithmetic in 32 bits (a product of doubles above 2^53 loses
+  // its low bits, and an earlier generator drew only about 3,000 distinct names from 50,000).
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  return Array.from({ length: count }, () => generatedName(DATASET, Math.floor(next() * PROFILES)));
 }
 
 async function waitUntilReady(baseUrl: string, timeoutMs = 60_000): Promise<void> {
@@ -307,10 +313,31 @@ function peakRssMb(pid: number): number | undefined {
   }
 }
 
-async function startService(env: Record<string, string>): Promise<{ process: SpawnedProcess; url: string }> {
+/**
+ * The service as `npm start` runs it: compiled JavaScript with the V8 flags of package.json's
+ * `config.nodeFlags` (built first when dist/ is stale), without npm's own process in between.
+ */
+function serviceCommand(): [string, ...string[]] {
+  const build = spawnSync(
+    process.execPath,
+    [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url)), '--if-stale'],
+    { stdio: 'inherit' },
+  );
+  if (build.status !== 0) throw new Error('npm run build failed: the benchmark needs dist/');
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    config?: { nodeFlags?: string };
+  };
+  const flags = (manifest.config?.nodeFlags ?? '').split(/\s+/).filter((flag) => flag !== '');
+  return [process.execPath, ...flags, 'dist/main.js'];
+}
+
+async function startService(
+  command: readonly [string, ...string[]],
+  env: Record<string, string>,
+): Promise<{ process: SpawnedProcess; url: string }> {
   const port = await freePort();
   // The "listening" line is info, which LOG_LEVEL=warn hides, so readiness is polled instead.
-  const process = spawnServerProcess({ env: { ...env, PORT: String(port) } });
+  const process = spawnServerProcess({ command, env: { ...env, PORT: String(port) } });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(url);
   return { process, url };
@@ -343,9 +370,10 @@ async function main(): Promise<void> {
       script: 'bench/baseline-server.ts',
     });
     started.push(bare);
-    const service = await startService(serviceEnv);
+    const command = serviceCommand();
+    const service = await startService(command, serviceEnv);
     started.push(service.process);
-    const workers = await startService({ ...serviceEnv, WORKERS: '2' });
+    const workers = await startService(command, { ...serviceEnv, WORKERS: '2' });
     started.push(workers.process);
     const baseUrls = { static: staticServer.url, bare: bare.url, service: service.url, workers: workers.url };
 

@@ -5,7 +5,7 @@
  * builds dist/ only when it is missing or older than the sources.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,9 @@ import { type Exit, startServerProcess } from './support/server-process.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUILD_STAMP = path.join(PROJECT_ROOT, 'dist', '.build-stamp');
+const NODE_FLAGS = (
+  JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { config: { nodeFlags: string } }
+).config.nodeFlags.split(' ');
 
 /** `node scripts/build.mjs --if-stale`, as `npm start` runs it first. */
 function buildIfStale(): { status: number | null; stderr: string } {
@@ -85,6 +88,9 @@ describe.skipIf(process.platform !== 'linux')('npm start', () => {
           tree.map(({ pid }) => pid),
           describeTree(tree),
         ).toContain(service.pid);
+        // The V8 flags of package.json's config.nodeFlags (docs/operations.md, Memory).
+        const commandLine = readFileSync(`/proc/${String(service.pid)}/cmdline`, 'utf8').split('\0');
+        expect(commandLine).toEqual(expect.arrayContaining([...NODE_FLAGS, 'dist/main.js']));
 
         npm.signal(signal);
         expect(await exitWithin(npm.exited, 30_000)).toEqual({ code: 0, signal: null });
