@@ -22,6 +22,7 @@ import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TABS } from './graphiql-example.js';
 import { httpCachingPlugin } from './http-caching.js';
 import { schema } from './schema.js';
 import { streamingHeadersPlugin } from './streaming-headers.js';
+import { validationByShape } from './validation-by-shape.js';
 import { yogaLogger } from './yoga-logger.js';
 
 export { schema } from './schema.js';
@@ -103,6 +104,7 @@ export function createGraphQLServer({
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,
+      validationByShape(schema),
       compiledExecution(),
       ...plugins,
     ],

@@ -1,0 +1,135 @@
+/**
+ * Validation by shape: a document that differs from one already found valid only in the text of
+ * its string literals is valid too, so it is not validated again. Clients that write the name
+ * into the document (`{ profile(name: "alice@acme") { … } }`, a new text per request) then pay
+ * for parsing and execution only; validation was most of their cost (a quarter of the CPU time
+ * in a profile of that load, and much of the garbage).
+ *
+ * Why it holds: of graphql-js's rules and graphql-armor's limits, only two look at a literal's
+ * content. ValuesOfCorrectType asks the argument's scalar whether it accepts the literal; the
+ * built-in scalars accept every string (String, ID) or none (Int, Float, Boolean), whatever it
+ * says, and so does every enum and input object. A custom scalar may not, so a schema with one
+ * in an input position switches this off. OverlappingFieldsCanBeMerged compares arguments for
+ * equality, so the shape keeps which literals are equal: each distinct literal (by value, and by
+ * block or plain form, which graphql-js prints apart) gets one placeholder. Only valid results
+ * are kept: an error message may quote the literal, so an invalid document is always validated
+ * in full. Numbers, enum values and names stay in the shape as written.
+ */
+import {
+  type DocumentNode,
+  type GraphQLArgument,
+  type GraphQLInputType,
+  type GraphQLSchema,
+  getNamedType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  isScalarType,
+  isSpecifiedScalarType,
+  Kind,
+  type StringValueNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+
+/** Shapes of valid documents kept, at most this many bytes of them (two per character). */
+export const SHAPE_CACHE_BYTES = 4 * 1024 * 1024;
+
+export function validationByShape(schema: GraphQLSchema, maxBytes = SHAPE_CACHE_BYTES): Plugin {
+  if (!stringLiteralsAreContentFree(schema)) return {};
+  const validShapes = new LRUCache<string, true>({
+    maxSize: maxBytes,
+    sizeCalculation: (_valid, shape) => Math.max(1, shape.length * 2),
+  });
+  // Documents repeated verbatim come from Yoga's document cache as the same object.
+  const shapes = new WeakMap<DocumentNode, string | null>();
+  const shapeOf = (document: DocumentNode): string | null => {
+    let shape = shapes.get(document);
+    if (shape === undefined) {
+      shape = documentShape(document) ?? null;
+      shapes.set(document, shape);
+    }
+    return shape;
+  };
+
+  return {
+    onValidate({ params, setResult }) {
+      const shape = shapeOf(params.documentAST);
+      if (shape === null) return;
+      if (validShapes.get(shape) === true) {
+        setResult([]);
+        return;
+      }
+      return ({ valid }) => {
+        if (valid && shape.length * 2 <= maxBytes) validShapes.set(shape, true);
+      };
+    },
+  };
+}
+
+/**
+ * The document's text with every string literal replaced by a placeholder numbered by its
+ * value; undefined when the document has no string literal (its text is its own shape, and
+ * Yoga's cache already keeps repeated texts) or no locations.
+ */
+export function documentShape(document: DocumentNode): string | undefined {
+  const source = document.loc?.source.body;
+  if (source === undefined) return undefined;
+  const literals: StringValueNode[] = [];
+  collectStringLiterals(document, literals);
+  if (literals.length === 0) return undefined;
+  literals.sort((a, b) => (a.loc?.start ?? 0) - (b.loc?.start ?? 0));
+
+  const placeholders = new Map<string, number>();
+  let shape = '';
+  let from = 0;
+  for (const literal of literals) {
+    if (literal.loc === undefined) return undefined;
+    const value = `${literal.block === true ? 'B' : 'S'}${literal.value}`;
+    let placeholder = placeholders.get(value);
+    if (placeholder === undefined) {
+      placeholder = placeholders.size;
+      placeholders.set(value, placeholder);
+    }
+    shape += `${source.slice(from, literal.loc.start)}"#${placeholder}"`;
+    from = literal.loc.end;
+  }
+  return shape + source.slice(from);
+}
+
+function collectStringLiterals(node: unknown, into: StringValueNode[]): void {
+  if (Array.isArray(node)) {
+    for (const item of node) collectStringLiterals(item, into);
+    return;
+  }
+  if (typeof node !== 'object' || node === null || !('kind' in node)) return;
+  if (node.kind === Kind.STRING) {
+    into.push(node as StringValueNode);
+    return;
+  }
+  for (const key in node) {
+    if (key === 'loc') continue;
+    const child = (node as Record<string, unknown>)[key];
+    if (typeof child === 'object' && child !== null) collectStringLiterals(child, into);
+  }
+}
+
+/** Whether every scalar a literal can be given to is built in (its verdict ignores content). */
+export function stringLiteralsAreContentFree(schema: GraphQLSchema): boolean {
+  const inputTypes: GraphQLInputType[] = [];
+  const addArguments = (args: readonly GraphQLArgument[]) => {
+    for (const arg of args) inputTypes.push(arg.type);
+  };
+  for (const directive of schema.getDirectives()) addArguments(directive.args);
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (isInputObjectType(type)) {
+      for (const field of Object.values(type.getFields())) inputTypes.push(field.type);
+    } else if (isObjectType(type) || isInterfaceType(type)) {
+      for (const field of Object.values(type.getFields())) addArguments(field.args);
+    }
+  }
+  return inputTypes.every((type) => {
+    const named = getNamedType(type);
+    return !isScalarType(named) || isSpecifiedScalarType(named);
+  });
+}
