@@ -16,6 +16,11 @@ async function recordsOf(db: Database, name: string) {
 describe.each(databaseKinds())('database on %s', (kind) => {
   const database = useTestDatabase(kind);
 
+  it.runIf(kind === 'postgres')('runs its statements without JIT compilation (index lookups only)', async () => {
+    const result: unknown = await database.handle.db.execute(sql`select current_setting('jit') as jit`);
+    expect(result).toEqual([{ jit: 'off' }]);
+  });
+
   it('applies migrations idempotently', async () => {
     await database.handle.migrate();
     const rows = await database.handle.db.execute(sql`select count(*)::int as n from profiles`);

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { eq, sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
-import { type ImportOptions, importLines, importStream } from '../src/data/importer.js';
+import { ANALYZE_AFTER_PROFILES, type ImportOptions, importLines, importStream } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { profiles, records } from '../src/db/schema.js';
 import { emptyDatabase, exportText, ndjson, snapshotDatabase } from './support/data-files.js';
@@ -315,6 +315,27 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
       .where(sql`${records.profileId} not in (select id from ${profiles})`);
     expect(orphans).toEqual([]);
   });
+
+  it('refreshes the planner statistics after a large import, not after a small one', async () => {
+    const db = database.handle.db;
+    await db.execute(sql`analyze profiles`);
+    /** The planner's idea of the row count, as ANALYZE left it (the two drivers shape results apart). */
+    const estimatedProfiles = async (): Promise<number> => {
+      const result: unknown = await db.execute(sql`select reltuples from pg_class where relname = 'profiles'`);
+      const rows = (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as { reltuples: number }[];
+      return Number(rows[0]?.reltuples);
+    };
+    const before = await estimatedProfiles();
+    expect(before).toBeLessThan(10);
+
+    const small = [...generateNdjson({ profiles: ANALYZE_AFTER_PROFILES - 100, seed: 21, namespaces: 2 })];
+    expect((await importLines(db, small.join('').trimEnd().split('\n'))).ok).toBe(true);
+    expect(await estimatedProfiles()).toBe(before);
+
+    const large = [...generateNdjson({ profiles: ANALYZE_AFTER_PROFILES + 100, seed: 22, namespaces: 2 })];
+    expect((await importLines(db, large.join('').trimEnd().split('\n'))).ok).toBe(true);
+    expect(await estimatedProfiles()).toBeGreaterThan(ANALYZE_AFTER_PROFILES);
+  }, 60_000);
 
   it('gives the same result, bad lines included, when worker threads prepare the batches', async () => {
     const generated = [...generateNdjson({ profiles: 300, seed: 17, namespaces: 3 })].join('').trimEnd().split('\n');
