@@ -6,7 +6,13 @@
 import net from 'node:net';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDocumentCaches, HEAP_BYTES_PER_DOCUMENT_CHARACTER, MAX_NESTING } from '../src/limits/document-memory.js';
+import {
+  COMPILE_AFTER_EXECUTIONS,
+  COMPILED_BYTES_PER_DOCUMENT_CHARACTER,
+  createDocumentCaches,
+  MAX_NESTING,
+  parsedDocumentBytes,
+} from '../src/limits/document-memory.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { insertGraphQLFixtures } from './support/graphql-fixtures.js';
@@ -33,7 +39,7 @@ describe('GraphQL documents that try to exhaust the server', () => {
     testDb = await createTestDatabase('pglite');
     // A heap of 256 MB: 400 such documents held as parsed documents would need about 700 MB.
     service = await startServerProcess({
-      env: { ...testDb.env, NODE_ENV: 'production', NODE_OPTIONS: '--max-old-space-size=256' },
+      env: { ...testDb.env, NODE_ENV: 'production', PROFILE_LIMIT: '0', NODE_OPTIONS: '--max-old-space-size=256' },
       startTimeoutMs: 90_000,
     });
   }, 120_000);
@@ -52,6 +58,29 @@ describe('GraphQL documents that try to exhaust the server', () => {
     }
     const normal = await post(service.url, JSON.stringify({ query: '{ profile(name: "demo@me") { name } }' }));
     expect(normal.status).toBe(200);
+    expect(await normal.json()).toEqual({ data: { profile: { name: 'demo@me' } } });
+    const exit = await Promise.race([
+      service.exited,
+      new Promise((resolve) => setTimeout(() => resolve('running'), 100)),
+    ]);
+    expect(exit).toBe('running');
+  }, 180_000);
+
+  it('keeps answering when 100 distinct documents of 50 aliased profile lookups each come often enough to compile', async () => {
+    // Compiled, each would hold about 2.7 MB: 270 MB in all, past the heap of 256 MB.
+    const selection = 'name description image level records { key type raw }';
+    const heavy = (tag: number) =>
+      `{ ${Array.from({ length: 50 }, (_, i) => `a${i}: profile(name: "n${tag}x${i}@me") { ${selection} }`).join(' ')} }`;
+    for (let tag = 0; tag < 100; tag += 10) {
+      const tags = Array.from({ length: 10 }, (_, offset) => tag + offset);
+      for (let round = 0; round < COMPILE_AFTER_EXECUTIONS + 1; round += 1) {
+        const answers = await Promise.all(
+          tags.map((each) => post(service.url, JSON.stringify({ query: heavy(each) }))),
+        );
+        for (const answer of answers) expect(answer.status).toBe(200);
+      }
+    }
+    const normal = await post(service.url, JSON.stringify({ query: '{ profile(name: "demo@me") { name } }' }));
     expect(await normal.json()).toEqual({ data: { profile: { name: 'demo@me' } } });
     const exit = await Promise.race([
       service.exited,
@@ -187,13 +216,38 @@ describe('the parsed-document cache', () => {
     const document = parsed(text);
     documentCache.set(text, document);
     expect(documentCache.get(text)).toBe(document);
-    expect(caches.estimatedBytes()).toBe(text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER);
+    expect(caches.estimatedBytes()).toBe(parsedDocumentBytes(text));
 
     const onValidate = caches.plugin.onValidate as unknown as (payload: {
       params: { documentAST: unknown };
     }) => (result: { valid: boolean }) => void;
     onValidate({ params: { documentAST: document } })({ valid: false });
     expect(documentCache.get(text)).toBeUndefined();
+  });
+
+  it('lets a cached document run compiled, counting the compiled query, and never a large one', () => {
+    const bound = 1024 * 1024;
+    const caches = createDocumentCaches(bound);
+    const { documentCache } = caches.options;
+    const small = '{ profile(name: "demo@me") { name } }';
+    const notCached = parsed(small);
+    expect(caches.reserveCompiled(notCached)).toBe(false);
+    documentCache.set(small, parsed(small));
+    const document = parsed(small);
+    documentCache.set(small, document);
+    expect(caches.reserveCompiled(document)).toBe(true);
+    expect(caches.estimatedBytes()).toBe(
+      parsedDocumentBytes(small) + small.length * COMPILED_BYTES_PER_DOCUMENT_CHARACTER,
+    );
+    expect(caches.reserveCompiled(document)).toBe(true);
+
+    // Compiled, this one would take more than a sixteenth of the cache.
+    const large = `{ ${'a: __typename '.repeat(Math.ceil(bound / 16 / COMPILED_BYTES_PER_DOCUMENT_CHARACTER / 14))}}`;
+    documentCache.set(large, parsed(large));
+    const largeDocument = parsed(large);
+    documentCache.set(large, largeDocument);
+    expect(documentCache.get(large)).toBe(largeDocument);
+    expect(caches.reserveCompiled(largeDocument)).toBe(false);
   });
 
   it('holds at most its bound in estimated bytes, however many documents come twice', () => {

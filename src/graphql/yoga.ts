@@ -6,10 +6,16 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
+import type { DocumentNode } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
 import { serviceRequestFor } from '../http/service-request.js';
-import { createDocumentCaches, createPersistedQueryStore } from '../limits/document-memory.js';
+import {
+  COMPILE_AFTER_EXECUTIONS,
+  createDocumentCaches,
+  createPersistedQueryStore,
+  type DocumentCaches,
+} from '../limits/document-memory.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from '../limits/graphql-armor.js';
 import type { Logger } from '../ops/logger.js';
 import type { AvatarService } from '../service/avatars.js';
@@ -47,20 +53,22 @@ export interface GraphQLServerDeps {
 }
 
 /**
- * Documents executed again run compiled (graphql-jit): their resolvers are called without a walk
- * of the document each time. A document seen once (a name written into the document, say) is
- * not worth compiling, which costs more than executing it: compilation waits for the second
- * execution. Compiled queries live as long as the parsed document does in the document cache.
+ * Documents executed often run compiled (graphql-jit): their resolvers are called without a
+ * walk of the document each time. Compiling costs more than a few executions save (half a
+ * millisecond and 50 KB for a one-profile document), so a document is compiled on its
+ * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has
+ * room for the compiled query (see document-memory.ts): compiled queries live and die with
+ * their cache entries.
  */
-function compiledExecution(): ReturnType<typeof useGraphQlJit> {
-  const executedOnce = new WeakSet<object>();
+function compiledExecution(documents: DocumentCaches): ReturnType<typeof useGraphQlJit> {
+  const executions = new WeakMap<DocumentNode, number>();
   return useGraphQlJit(
     {},
     {
       enableIf: ({ document }) => {
-        if (executedOnce.has(document)) return true;
-        executedOnce.add(document);
-        return false;
+        const count = (executions.get(document) ?? 0) + 1;
+        executions.set(document, count);
+        return count >= COMPILE_AFTER_EXECUTIONS && documents.reserveCompiled(document);
       },
     },
   );
@@ -105,7 +113,7 @@ export function createGraphQLServer({
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,
       validationByShape(schema),
-      compiledExecution(),
+      compiledExecution(documents),
       ...plugins,
     ],
     context: ({ req, res }): GraphQLContext => ({

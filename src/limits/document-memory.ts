@@ -10,6 +10,14 @@
  * seen twice: one-off documents (a name written into each document, say) would otherwise fill
  * the cache with texts that never come back, and the heap with their garbage.
  *
+ * Documents executed often run compiled (graphql-jit), and a compiled query is far larger than
+ * the parsed document: about 500 bytes of heap per character of text, measured from 90 to
+ * 18,000 characters (the benchmark's one-profile document: 8 KB parsed, 50 KB compiled). So a
+ * document is compiled only while it is in the cache, its entry then counts the compiled size
+ * too (evicting it drops both), and a document whose compiled query would take more than a
+ * sixteenth of the cache is never compiled. Before this, a client sending a hundred distinct
+ * documents of 50 aliased profile lookups twice each filled a 256 MB heap with compiled queries.
+ *
  * Before parsing, the text's nesting depth is measured: graphql-js parses recursively, and a
  * document nested a few thousand levels deep overflows the stack. Such a document is a syntax
  * error of the client's, refused before any recursion.
@@ -34,6 +42,20 @@ export const PERSISTED_QUERY_BYTES = 8 * 1024 * 1024;
  */
 export const HEAP_BYTES_PER_DOCUMENT_CHARACTER = 64;
 
+/** Heap of a parsed document beyond its characters (a 90-character document holds 8 KB). */
+export const HEAP_BYTES_PER_DOCUMENT = 4096;
+
+/** Heap of a compiled query per character of its document's text (measured 480-570). */
+export const COMPILED_BYTES_PER_DOCUMENT_CHARACTER = 640;
+
+/** A document runs compiled from this execution on: compiling costs more than one run saves. */
+export const COMPILE_AFTER_EXECUTIONS = 16;
+
+/** Heap a parsed document of `text` holds, as the cache counts it. */
+export function parsedDocumentBytes(text: string): number {
+  return text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER + HEAP_BYTES_PER_DOCUMENT;
+}
+
 /**
  * Braces, brackets and parentheses open at once. Legitimate documents nest a few levels
  * (MAX_DEPTH of graphql-armor.ts counts fields; arguments and lists add a few more).
@@ -50,6 +72,11 @@ export interface DocumentCaches {
   options: { documentCache: Cache<DocumentNode>; errorCache: Cache<unknown>; validationCache: true };
   /** Yoga plugin: drops documents that fail validation, refuses documents nested too deep. */
   plugin: Plugin;
+  /**
+   * Whether `document` may run compiled: it is in the cache and its compiled query fits, and
+   * from now on its entry counts the compiled size as well.
+   */
+  reserveCompiled(document: DocumentNode): boolean;
   /** The cache's estimated size in bytes (for tests and metrics). */
   estimatedBytes(): number;
 }
@@ -57,8 +84,9 @@ export interface DocumentCaches {
 export function createDocumentCaches(maxBytes = DOCUMENT_CACHE_BYTES): DocumentCaches {
   const documents = new LRUCache<string, DocumentNode>({
     maxSize: maxBytes,
-    sizeCalculation: (_document, text) => Math.max(1, text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER),
+    sizeCalculation: (_document, text) => parsedDocumentBytes(text),
   });
+  const compiled = new WeakSet<DocumentNode>();
   // Digests of documents parsed once: a count bounds them, as they are small whatever the text.
   const seenOnce = new LRUCache<string, true>({ max: SEEN_ONCE_ENTRIES });
   const textOf = new WeakMap<DocumentNode, string>();
@@ -66,7 +94,7 @@ export function createDocumentCaches(maxBytes = DOCUMENT_CACHE_BYTES): DocumentC
     get: (text) => documents.get(text),
     set(text, document) {
       // A document too large for the whole cache is not kept at all.
-      if (text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER > maxBytes) return;
+      if (parsedDocumentBytes(text) > maxBytes) return;
       const digest = createHash('sha256').update(text).digest('base64url');
       if (!seenOnce.has(digest)) {
         seenOnce.set(digest, true);
@@ -95,9 +123,23 @@ export function createDocumentCaches(maxBytes = DOCUMENT_CACHE_BYTES): DocumentC
     },
   };
 
+  const reserveCompiled = (document: DocumentNode): boolean => {
+    if (compiled.has(document)) return true;
+    const text = textOf.get(document);
+    if (text === undefined || documents.peek(text) !== document) return false;
+    const compiledBytes = text.length * COMPILED_BYTES_PER_DOCUMENT_CHARACTER;
+    if (compiledBytes > maxBytes / 16) return false;
+    // lru-cache keeps the old size when a key is set to the value it holds: set it anew.
+    documents.delete(text);
+    documents.set(text, document, { size: parsedDocumentBytes(text) + compiledBytes });
+    compiled.add(document);
+    return true;
+  };
+
   return {
     options: { documentCache, errorCache, validationCache: true },
     plugin,
+    reserveCompiled,
     estimatedBytes: () => documents.calculatedSize,
   };
 }
