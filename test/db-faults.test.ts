@@ -291,8 +291,13 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
     'answers 503 within the bound while cut (%s, then %s: %s) and recovers without a restart',
     async (mode, held) => {
       await expectHealthy();
-      // Lookups at once open every connection of the pool.
-      const warm = await Promise.all(Array.from({ length: 6 }, () => timedFetch(`${service.url}/api/demo@me`)));
+      // Statements at once open every connection of the pool. Concurrent lookups share one
+      // statement, so searches (a statement each) go along.
+      const warm = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          timedFetch(`${service.url}/api/${i % 2 === 0 ? 'demo@me' : 'search?prefix=d'}`),
+        ),
+      );
       expect(warm.map((answer) => answer.status)).toEqual(Array(6).fill(200));
       expect(proxy.openConnections).toBe(2);
       const accepted = proxy.acceptedConnections;

@@ -127,6 +127,48 @@ describe.each(databaseKinds())('the service with the cache, on %s', (kind) => {
   });
 });
 
+describe.each(databaseKinds())('lookups of concurrent requests, on %s', (kind) => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  const statements = new StatementLog();
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open({ logger: statements });
+    await insertGraphQLFixtures(handle.db);
+  });
+  afterAll(async () => {
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  it('share one statement, and each request gets its own answer', async () => {
+    const limits = createRateLimits(loadConfig({ NODE_ENV: 'test', PROFILE_LIMIT: '0' }), logger);
+    const service = createProfilesService({ database: handle, limits, cache: new ProfileCache(0, () => true), logger });
+    const request = (id: string) => new ServiceRequest('198.51.100.2', id);
+    try {
+      statements.reset();
+      const [one, none, several] = await Promise.all([
+        service.lookupProfile(request('a'), 'demo@me'),
+        service.lookupProfile(request('b'), 'nobody@me'),
+        service.lookupProfiles(request('c'), ['Empty@me', 'demo@me', 'odd@me']),
+      ]);
+      expect(statements.touching('profiles')).toHaveLength(1);
+      expect(one.value?.name).toBe('demo@me');
+      expect(none.value).toBeNull();
+      expect(several.value.map((profile) => profile?.name)).toEqual(['empty@me', 'demo@me', 'odd@me']);
+
+      // One after the other, each request has a statement of its own.
+      statements.reset();
+      await service.lookupProfile(request('d'), 'demo@me');
+      await service.lookupProfile(request('e'), 'odd@me');
+      expect(statements.touching('profiles')).toHaveLength(2);
+    } finally {
+      await limits.close();
+    }
+  });
+});
+
 /** Changes a profile's description the way every writer must: with a notification in the same transaction. */
 async function changeDescription(db: Database, name: string, description: string): Promise<void> {
   await db.transaction(async (tx) => {

@@ -3,6 +3,12 @@
  * calls) goes through them, so a request costs one statement however many profiles it names.
  * They live for one request and cache nothing across requests (the service's profile cache
  * does that, with invalidation). Keys are canonical names: the service validates first.
+ *
+ * Beneath them one process-wide loader batches the profile lookups of concurrent requests: the
+ * requests read in one turn of the event loop share one statement (`= any` of their names),
+ * sent once that turn's I/O is handled (setImmediate). Under load that is several names a
+ * statement instead of one: fewer statements for PostgreSQL to parse, plan and answer, and fewer
+ * socket writes on both sides. It caches nothing; a failed statement fails each request of it.
  */
 import DataLoader from 'dataloader';
 import type { DatabaseHandle } from '../db/database.js';
@@ -22,14 +28,28 @@ export interface Loaders {
   ownership: DataLoader<OwnershipQuestion, boolean, string>;
 }
 
-export function createLoaders(database: DatabaseHandle): Loaders {
+/** Names one shared statement may carry; a larger turn's worth is split. */
+export const MAX_NAMES_PER_STATEMENT = 500;
+
+/** The process-wide profile lookups, batched across requests. */
+export type SharedProfileLookups = DataLoader<string, Profile | null>;
+
+export function createSharedProfileLookups(database: DatabaseHandle): SharedProfileLookups {
   const { db } = database;
-  return {
-    profileByName: new DataLoader(async (names: readonly string[]) => {
-      const rows = await database.guard(() => findProfilesByNames(db, names));
+  return new DataLoader(
+    async (names: readonly string[]) => {
+      const rows = await database.guard(() => findProfilesByNames(db, [...new Set(names)]));
       const found = new Map(rows.map((row) => [row.name, new Profile(row)]));
       return names.map((name) => found.get(name) ?? null);
-    }),
+    },
+    { cache: false, batchScheduleFn: (dispatch) => setImmediate(dispatch), maxBatchSize: MAX_NAMES_PER_STATEMENT },
+  );
+}
+
+export function createLoaders(database: DatabaseHandle, shared: SharedProfileLookups): Loaders {
+  const { db } = database;
+  return {
+    profileByName: new DataLoader((names: readonly string[]) => shared.loadMany(names)),
     ownership: new DataLoader(
       // Owner checks are rate-limited to a handful per minute, so one small statement each is fine.
       (questions: readonly OwnershipQuestion[]) =>

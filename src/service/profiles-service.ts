@@ -12,7 +12,7 @@
 import type { DatabaseHandle } from '../db/database.js';
 import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
-import { createLoaders, type Loaders } from '../loaders/loaders.js';
+import { createLoaders, createSharedProfileLookups, type Loaders } from '../loaders/loaders.js';
 import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../names/email.js';
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
@@ -75,8 +75,9 @@ export interface ProfilesServiceDeps {
 }
 
 export function createProfilesService({ database, limits, cache, logger }: ProfilesServiceDeps): ProfilesService {
+  const sharedLookups = createSharedProfileLookups(database);
   const loadersOf = (request: ServiceRequest): Loaders => {
-    request.loaders ??= createLoaders(database);
+    request.loaders ??= createLoaders(database, sharedLookups);
     return request.loaders;
   };
 
