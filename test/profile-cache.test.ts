@@ -125,24 +125,8 @@ describe.each(databaseKinds())('the service with the cache, on %s', (kind) => {
       await limits.close();
     }
   });
-});
 
-describe.each(databaseKinds())('lookups of concurrent requests, on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-  const statements = new StatementLog();
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open({ logger: statements });
-    await insertGraphQLFixtures(handle.db);
-  });
-  afterAll(async () => {
-    await handle?.close();
-    await testDb?.drop();
-  });
-
-  it('share one statement, and each request gets its own answer', async () => {
+  it('answers lookups of concurrent requests with one statement, each request with its own answer', async () => {
     const limits = createRateLimits(loadConfig({ NODE_ENV: 'test', PROFILE_LIMIT: '0' }), logger);
     const service = createProfilesService({ database: handle, limits, cache: new ProfileCache(0, () => true), logger });
     const request = (id: string) => new ServiceRequest('198.51.100.2', id);
