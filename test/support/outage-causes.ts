@@ -163,7 +163,17 @@ async function setAllowConnections(scene: OutageScene, allow: boolean): Promise<
     // The identifier comes from createTestDatabase (nps_test_<hex>), never from input.
     await admin.unsafe(`alter database "${scene.databaseName}" allow_connections ${allow}`);
     if (!allow) {
-      await admin`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${scene.databaseName}`;
+      // A session whose start-up passed the check just before the change is not listed under
+      // the database yet when the first sweep runs, and would live on (the client's "let go"
+      // then waited in vain, now and then): sweep until five sweeps in a row find none.
+      let quietSweeps = 0;
+      await until(async () => {
+        const [{ terminated } = { terminated: 0 }] = await admin<{ terminated: number }[]>`
+          select count(pg_terminate_backend(pid))::int as terminated
+          from pg_stat_activity where datname = ${scene.databaseName}`;
+        quietSweeps = terminated === 0 ? quietSweeps + 1 : 0;
+        return quietSweeps >= 5;
+      }, 'the sessions of the database terminated');
     }
   } finally {
     await admin.end();
