@@ -31,7 +31,12 @@ import { openDatabase } from '../src/db/database.js';
 import { listen } from '../src/http/server.js';
 import { createLogger } from '../src/ops/logger.js';
 import { ServiceRequest } from '../src/service/request.js';
-import { type SpawnedProcess, spawnServerProcess, startServerProcess } from '../test/support/server-process.js';
+import {
+  type SpawnedProcess,
+  spawnServerProcess,
+  startFlags,
+  startServerProcess,
+} from '../test/support/server-process.js';
 import { freePort } from '../test/support/throwaway-redis.js';
 
 const PROFILES = Number(process.env.BENCH_PROFILES ?? 100_000);
@@ -327,11 +332,7 @@ function serviceCommand(): [string, ...string[]] {
     { stdio: 'inherit' },
   );
   if (build.status !== 0) throw new Error('npm run build failed: the benchmark needs dist/');
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
-    config?: { nodeFlags?: string };
-  };
-  const flags = (manifest.config?.nodeFlags ?? '').split(/\s+/).filter((flag) => flag !== '');
-  return [process.execPath, ...flags, 'dist/main.js'];
+  return [process.execPath, ...startFlags(), 'dist/main.js'];
 }
 
 async function startService(

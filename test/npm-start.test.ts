@@ -13,13 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lockFolder } from '../src/db/folder-lock.js';
 import { describeTree, isStillRunning, processTree } from './support/process-tree.js';
-import { type Exit, startServerProcess } from './support/server-process.js';
+import { type Exit, startFlags, startServerProcess } from './support/server-process.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BUILD_STAMP = path.join(PROJECT_ROOT, 'dist', '.build-stamp');
-const NODE_FLAGS = (
-  JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { config: { nodeFlags: string } }
-).config.nodeFlags.split(' ');
 
 /** `node scripts/build.mjs --if-stale`, as `npm start` runs it first. */
 function buildIfStale(): { status: number | null; stderr: string } {
@@ -90,7 +87,8 @@ describe.skipIf(process.platform !== 'linux')('npm start', () => {
         ).toContain(service.pid);
         // The V8 flags of package.json's config.nodeFlags (docs/operations.md, Memory).
         const commandLine = readFileSync(`/proc/${String(service.pid)}/cmdline`, 'utf8').split('\0');
-        expect(commandLine).toEqual(expect.arrayContaining([...NODE_FLAGS, 'dist/main.js']));
+        expect(startFlags()).not.toEqual([]);
+        expect(commandLine).toEqual(expect.arrayContaining([...startFlags(), 'dist/main.js']));
 
         npm.signal(signal);
         expect(await exitWithin(npm.exited, 30_000)).toEqual({ code: 0, signal: null });

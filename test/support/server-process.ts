@@ -8,6 +8,7 @@
  * `exited` reports the service's own exit code.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -32,6 +33,14 @@ const SERVICE_VARIABLES = [
   'SHUTDOWN_TIMEOUT_MS',
   'RATE_LIMIT_PREFIX',
 ];
+
+/** The V8 flags `npm start` passes to the service: package.json's `config.nodeFlags`. */
+export function startFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+    config?: { nodeFlags?: string };
+  };
+  return (manifest.config?.nodeFlags ?? '').split(/\s+/).filter((flag) => flag !== '');
+}
 
 export interface LogLine {
   level: number;
