@@ -26,7 +26,7 @@ import postgres from 'postgres';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
-import { importLines } from '../src/data/importer.js';
+import { analyzeDataTables, importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
 import { listen } from '../src/http/server.js';
 import { createLogger } from '../src/ops/logger.js';
@@ -80,7 +80,7 @@ async function loadDataset(url: string): Promise<void> {
     if (row?.n === PROFILES && lastRow) {
       // A dataset loaded by an importer from before imports analyzed (or with autovacuum off,
       // as on the benchmark machine) would leave the planner guessing.
-      await sql`analyze namespaces, profiles, records, wallet_addresses`;
+      await analyzeDataTables(handle.db);
       await sql.end();
       console.log(`dataset: ${PROFILES} profiles already loaded`);
       return;
