@@ -67,8 +67,9 @@ function compiledExecution(documents: DocumentCaches): ReturnType<typeof useGrap
     {
       enableIf: ({ document }) => {
         const count = (executions.get(document) ?? 0) + 1;
+        if (count >= COMPILE_AFTER_EXECUTIONS) return documents.reserveCompiled(document);
         executions.set(document, count);
-        return count >= COMPILE_AFTER_EXECUTIONS && documents.reserveCompiled(document);
+        return false;
       },
     },
   );
