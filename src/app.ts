@@ -13,6 +13,7 @@ import type { ChangeFeed } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql.js';
+import { type GraphQLHttpPath, graphqlRoute } from './graphql/over-http.js';
 import { createGraphQLServer, GRAPHQL_ENDPOINT } from './graphql/yoga.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
@@ -44,6 +45,12 @@ export interface App {
 export interface AppOptions {
   /** An already open, migrated database (tests); otherwise one is opened from the config. */
   database?: DatabaseHandle;
+  /**
+   * Who answers `/graphql` over HTTP: the service's HTTP layer with Yoga as the engine (the
+   * default), or Yoga's own handler for every request. Tests run the GraphQL suites on both to
+   * prove the answers do not depend on the path (src/graphql/over-http.ts).
+   */
+  graphqlHttpPath?: GraphQLHttpPath;
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
@@ -61,8 +68,12 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   operations.registerRoutes(router);
   registerRestRoutes(router, { profiles, avatars, vcards, webfinger, config, logger });
   const graphql = createGraphQLServer({ profiles, avatars, config, logger, plugins: [operations.graphqlPlugin] });
-  // Yoga's Node listener answers on `res` itself and hands `{ req, res }` to the context factory.
-  router.on(['GET', 'POST'], GRAPHQL_ENDPOINT, (req, res) => void graphql.requestListener(req, res), { cors: true });
+  router.on(
+    ['GET', 'POST'],
+    GRAPHQL_ENDPOINT,
+    graphqlRoute(graphql, { path: options.graphqlHttpPath ?? 'service', logger }),
+    { cors: true },
+  );
   registerGraphiQLAssetRoutes(router, logger);
 
   return {

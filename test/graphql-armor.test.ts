@@ -4,8 +4,7 @@
  * step past it with an ordinary GraphQL error, field suggestions disappear in production, and
  * request bodies and batches are bounded.
  */
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql-example.js';
@@ -14,7 +13,7 @@ import { MAX_REQUEST_BODY_BYTES, requestBodyTooLargeMessage } from '../src/limit
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { errorCodes, type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
 import { bulkName, insertGraphQLFixtures } from './support/graphql-fixtures.js';
-import { type InProcessService, serviceOn } from './support/graphql-server.js';
+import { type GraphQLTestService, serviceOn } from './support/graphql-server.js';
 
 /**
  * The deepest selection a real client sends (README), for one `profiles` field. The two `value`
@@ -43,19 +42,13 @@ const repeat = (count: number, make: (i: number) => string) =>
 describe('GraphQL query limits', () => {
   let testDb: TestDatabase;
   let handle: DatabaseHandle;
-  const servers: Server[] = [];
-  const services: InProcessService[] = [];
+  const services: GraphQLTestService[] = [];
 
   /** `/graphql` on a port of its own, configured like `npm start` with `env`. */
   async function serve(env: Record<string, string>): Promise<string> {
-    const service = serviceOn(handle, { PROFILE_LIMIT: '0', ...env });
+    const service = await serviceOn(handle, { PROFILE_LIMIT: '0', ...env });
     services.push(service);
-    const { yoga } = service;
-    // Yoga's request listener: it writes the answer and hands Yoga `{ req, res }` as server context.
-    const server = createServer(yoga);
-    servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+    return service.graphqlUrl;
   }
 
   let testUrl: string;
@@ -71,7 +64,6 @@ describe('GraphQL query limits', () => {
   });
 
   afterAll(async () => {
-    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
     await Promise.all(services.map((service) => service.close()));
     await handle?.close();
     await testDb?.drop();

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
 import { type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
-import { type InProcessService, serviceOn } from './support/graphql-server.js';
+import { type GraphQLTestService, serviceOn } from './support/graphql-server.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
 
 const SECRET_EMAIL = 'secret.probe@private.example';
@@ -22,17 +22,16 @@ async function deadPort(): Promise<number> {
 }
 
 const opened: DatabaseHandle[] = [];
-const services: InProcessService[] = [];
+const services: Array<Promise<GraphQLTestService>> = [];
 afterEach(async () => {
-  await Promise.all(services.splice(0).map((service) => service.close()));
+  await Promise.all(services.splice(0).map(async (service) => (await service).close()));
   await Promise.all(opened.splice(0).map((handle) => handle.close()));
 });
 
 function clientOn(database: DatabaseHandle, log: CapturedLog, nodeEnv: 'production' | 'test') {
   const service = serviceOn(database, { NODE_ENV: nodeEnv }, log.logger);
   services.push(service);
-  return (query: string): Promise<GraphQLAnswer> =>
-    postGraphQL(service.yoga.fetch as typeof fetch, 'http://localhost/graphql', query);
+  return async (query: string): Promise<GraphQLAnswer> => postGraphQL(fetch, (await service).graphqlUrl, query);
 }
 
 /** A query per loader, and the data left when its field fails (`profiles` is the non-null one). */

@@ -1,5 +1,5 @@
 /**
- * The GraphQL API in-process (`yoga.fetch`), on every database kind: profiles and every record
+ * The GraphQL API over HTTP, on every database kind: profiles and every record
  * variant, names, `profiles` order and limits, the owner check and its rate limit, batching
  * (counted SQL statements) and privacy.
  */
@@ -19,7 +19,7 @@ import {
   ODD_RECORDS,
   PRIVATE_EMAILS,
 } from './support/graphql-fixtures.js';
-import { type InProcessService, serviceOn } from './support/graphql-server.js';
+import { type GraphQLTestService, serviceOn } from './support/graphql-server.js';
 
 const MISSING = 'Both email and name parameters are required';
 const TOO_MANY = /^Too many requests, retry in (\d+) seconds$/;
@@ -34,14 +34,13 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
   let testDb: TestDatabase;
   let handle: DatabaseHandle;
   const sql = new StatementLog();
-  const opened: InProcessService[] = [];
+  const opened: Array<Promise<GraphQLTestService>> = [];
 
   /** A GraphQL server of its own, so each test has fresh rate-limit budgets. */
   function clientWith(env: Record<string, string> = {}): Client {
     const service = serviceOn(handle, env);
     opened.push(service);
-    return (query, variables) =>
-      postGraphQL(service.yoga.fetch as typeof fetch, 'http://localhost/graphql', query, variables);
+    return async (query, variables) => postGraphQL(fetch, (await service).graphqlUrl, query, variables);
   }
 
   let gql: Client;
@@ -53,7 +52,7 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
     gql = clientWith({ PROFILE_LIMIT: '0' });
   });
   afterAll(async () => {
-    await Promise.all(opened.map((service) => service.close()));
+    await Promise.all(opened.map(async (service) => (await service).close()));
     await handle?.close();
     await testDb?.drop();
   });

@@ -18,6 +18,7 @@ import { createLogger, wantsPrettyLogs } from '../src/ops/logger.js';
 import { createMetrics } from '../src/ops/metrics.js';
 import { countRateLimitRejections } from '../src/ops/rate-limit-metrics.js';
 import { UNMATCHED_ROUTE } from '../src/ops/request-log.js';
+import { TEST_GRAPHQL_HTTP_PATH } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
 
@@ -38,7 +39,7 @@ async function serve(
       : await database.open();
   const log = captureLog(options.logLevel ?? 'debug');
   const config = loadConfig({ NODE_ENV: 'test', DATA_DIR: database.dataDir, OWNER_CHECK_LIMIT: '2' });
-  const app = await createApp(config, log.logger, { database: handle });
+  const app = await createApp(config, log.logger, { database: handle, graphqlHttpPath: TEST_GRAPHQL_HTTP_PATH });
   const server = await listen(app, 0, '127.0.0.1');
   return {
     app,

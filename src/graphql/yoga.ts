@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import type { DocumentNode } from 'graphql';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServer, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
 import { serviceRequestFor } from '../http/service-request.js';
 import {
@@ -41,7 +41,15 @@ export interface NodeServerContext {
   res?: ServerResponse;
 }
 
-export type GraphQLServer = YogaServerInstance<NodeServerContext, GraphQLContext>;
+export interface GraphQLServer {
+  /** Yoga as a server: its handler (`requestListener`, `fetch`) answers any GraphQL-over-HTTP request. */
+  readonly yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
+  /**
+   * The same server's engine, what Yoga's handler runs once it has read a request
+   * (`getResultForParams`) and the plugins it answers with: see ./over-http.ts.
+   */
+  readonly engine: YogaServer<NodeServerContext, GraphQLContext>;
+}
 
 export interface GraphQLServerDeps {
   profiles: ProfilesService;
@@ -86,7 +94,14 @@ export function createGraphQLServer({
   plugins = [],
 }: GraphQLServerDeps): GraphQLServer {
   const documents = createDocumentCaches();
-  return createYoga<NodeServerContext, GraphQLContext>({
+  let engine: YogaServer<NodeServerContext, GraphQLContext> | undefined;
+  // Yoga hands its plugins the engine behind the adapter it returns; this is how it is reached.
+  const captureEngine: Plugin = {
+    onYogaInit: ({ yoga }) => {
+      engine = yoga as unknown as YogaServer<NodeServerContext, GraphQLContext>;
+    },
+  };
+  const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
@@ -116,6 +131,7 @@ export function createGraphQLServer({
       validationByShape(schema),
       compiledExecution(documents),
       ...plugins,
+      captureEngine,
     ],
     context: ({ req, res }): GraphQLContext => ({
       profiles,
@@ -126,4 +142,6 @@ export function createGraphQLServer({
           : serviceRequestFor(req, res, config.trustProxyHops),
     }),
   });
+  if (engine === undefined) throw new Error('Yoga did not initialise its plugins');
+  return { yoga, engine };
 }

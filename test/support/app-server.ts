@@ -1,12 +1,21 @@
 /**
  * The service in the test process: an App on a test database, listening on a free loopback port.
  * Suites that need a real socket but no separate process use it.
+ *
+ * `/graphql` is answered by the path TEST_GRAPHQL_HTTP_PATH names (`service`, the default, or
+ * `yoga`): vitest.config.ts runs the GraphQL suites once more with `yoga`, so every one of them
+ * proves its answers on Yoga's own handler and on the service's HTTP layer.
  */
 import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
+import type { GraphQLHttpPath } from '../../src/graphql/over-http.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import { createLogger, type Logger } from '../../src/ops/logger.js';
+
+/** The path of this test run's in-process servers (see above). */
+export const TEST_GRAPHQL_HTTP_PATH: GraphQLHttpPath =
+  process.env.TEST_GRAPHQL_HTTP_PATH === 'yoga' ? 'yoga' : 'service';
 
 export interface TestServer {
   app: App;
@@ -14,14 +23,21 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  /** Overrides TEST_GRAPHQL_HTTP_PATH (the differential test starts one server of each). */
+  graphqlHttpPath?: GraphQLHttpPath;
+}
+
 /** Starts an App on `database` (left open on close). `env` holds configuration variables. */
 export async function startTestServer(
   database: DatabaseHandle,
   env: Record<string, string> = {},
   logger: Logger = createLogger('silent', { pretty: false }),
+  options: TestServerOptions = {},
 ): Promise<TestServer> {
   const config = loadConfig({ NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', ...env });
-  const app = await createApp(config, logger, { database });
+  const graphqlHttpPath = options.graphqlHttpPath ?? TEST_GRAPHQL_HTTP_PATH;
+  const app = await createApp(config, logger, { database, graphqlHttpPath });
   const running: RunningServer = await listen(app, 0, '127.0.0.1');
   return { app, url: running.url, close: () => running.close() };
 }

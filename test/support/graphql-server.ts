@@ -1,37 +1,25 @@
 /**
- * `/graphql` over a test database without an HTTP server: Yoga on the profiles service, as the
- * app builds it, with fresh rate-limit budgets. The profile cache is off, so every lookup reaches
- * the loaders and counted statements mean what they say; the cache has suites of its own.
+ * `/graphql` of a whole App over a test database, on a port of its own, with fresh rate-limit
+ * budgets. The profile cache is off, so every lookup reaches the loaders and counted statements
+ * mean what they say; the cache has suites of its own.
  */
-import { loadConfig } from '../../src/config/config.js';
-import type { DatabaseHandle } from '../../src/db/database.js';
-import { createGraphQLServer, type GraphQLServer } from '../../src/graphql/yoga.js';
-import { createRateLimits } from '../../src/limits/create-rate-limits.js';
-import type { RateLimits } from '../../src/limits/rate-limit.js';
-import { createLogger, type Logger } from '../../src/ops/logger.js';
-import { createAvatarService } from '../../src/service/avatars.js';
-import { Links } from '../../src/service/links.js';
-import { ProfileCache } from '../../src/service/profile-cache.js';
-import { createProfilesService, type ProfilesService } from '../../src/service/profiles-service.js';
 
-export interface InProcessService {
-  profiles: ProfilesService;
-  limits: RateLimits;
-  yoga: GraphQLServer;
-  close(): Promise<void>;
+import type { DatabaseHandle } from '../../src/db/database.js';
+import { createLogger, type Logger } from '../../src/ops/logger.js';
+import { startTestServer, type TestServer, type TestServerOptions } from './app-server.js';
+
+export interface GraphQLTestService extends TestServer {
+  /** The service's `/graphql` URL. */
+  graphqlUrl: string;
 }
 
-/** The service and its GraphQL server on `database`, configured by `env` (NODE_ENV=test unless given). */
-export function serviceOn(
+/** The service on `database`, configured by `env` (NODE_ENV=test unless given). */
+export async function serviceOn(
   database: DatabaseHandle,
   env: Record<string, string> = {},
   logger: Logger = createLogger('silent', { pretty: false }),
-): InProcessService {
-  const config = loadConfig({ NODE_ENV: 'test', ...env });
-  const limits = createRateLimits(config, logger);
-  const cache = new ProfileCache(0, () => false);
-  const profiles = createProfilesService({ database, limits, cache, logger });
-  const avatars = createAvatarService(profiles, new Links(config.publicUrl));
-  const yoga = createGraphQLServer({ profiles, avatars, config, logger });
-  return { profiles, limits, yoga, close: () => limits.close() };
+  options: TestServerOptions = {},
+): Promise<GraphQLTestService> {
+  const server = await startTestServer(database, { PROFILE_CACHE_SIZE: '0', ...env }, logger, options);
+  return { ...server, graphqlUrl: `${server.url}/graphql` };
 }

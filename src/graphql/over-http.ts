@@ -1,0 +1,330 @@
+/**
+ * GraphQL over HTTP at `/graphql`: which requests the service's own HTTP layer answers, and which
+ * go to Yoga's handler. Yoga is the GraphQL server either way — the same schema, the same envelop
+ * plugins (limits, document caches, validation by shape, compiled execution, error masking,
+ * operation metrics), the same result processors — but its Node adapter (`yoga.requestListener`,
+ * @whatwg-node/server) turns every request into a Fetch `Request` and every answer back, with an
+ * AbortController (and a DOMException when it is aborted at the end of each response), streams and
+ * promise helpers. Measured on this 2-core machine, `{ __typename }`-sized documents: through the
+ * adapter 342 µs of CPU per request, through `yoga.getResultForParams` called from a node:http
+ * handler 155 µs, a node:http server answering a constant 66 µs (bench/README.md has the service's
+ * figures).
+ *
+ * Answered here (nearly all traffic), through `yoga.getResultForParams` (Yoga's `onParams` hooks —
+ * persisted queries, parameter checks —, then parse, validate, context, execute with every envelop
+ * plugin) and Yoga's own `onResultProcess` hooks and result processors:
+ * - `POST` with `Content-Type: application/json` whose body is one JSON object of GraphQL
+ *   parameters (`query`, `variables`, `operationName`, `extensions`), within the body limit;
+ * - `GET` with those parameters in the query string;
+ * - when the client's `Accept` makes Yoga answer a single result as `application/json` or
+ *   `application/graphql-response+json` (no `Accept`, `*\/*`, either JSON type, lists of them).
+ *
+ * Handed to Yoga's handler unchanged (`yoga.requestListener`):
+ * - the GraphiQL page (`GET` accepting `text/html`), other media types (`multipart/form-data`,
+ *   `application/graphql+json`, form bodies), `Accept` that selects no JSON type (`text/event-stream`
+ *   alone: subscriptions over SSE, 406s);
+ * - batches (a JSON array), bodies that are not JSON objects, parameters Yoga refuses (unknown
+ *   keys, wrong types, variables that are not JSON): Yoga writes its own 400s;
+ * - documents that may stream (the word `subscription` in the text) and hash-only persisted
+ *   queries, when `Accept` admits a stream type, since their answer may be a stream;
+ * - anything the engine refuses before executing (a persisted query not found, or whose hash
+ *   does not match): Yoga runs the parameters again and writes the error.
+ * A body already read is handed over as `req.body`, which Yoga's adapter takes instead of the
+ * stream (as it does behind Express or Fastify).
+ *
+ * The answer must not depend on the path: test/graphql-over-http.test.ts sends the same generated
+ * requests to both and compares them, and the GraphQL suites run on both.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { readBody } from '../http/request-body.js';
+import { sendError } from '../http/respond.js';
+import type { RouteHandler } from '../http/router.js';
+import { MAX_REQUEST_BODY_BYTES, requestBodyTooLargeMessage } from '../limits/request-body-limit.js';
+import type { Logger } from '../ops/logger.js';
+import { type JsonMediaType, jsonMediaTypeFor, mayStream } from './accept.js';
+import type { GraphQLServer } from './yoga.js';
+
+/** Who answers `/graphql`: the service's HTTP layer where it can (production), or Yoga alone (tests). */
+export type GraphQLHttpPath = 'service' | 'yoga';
+
+interface GraphQLParams {
+  query?: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  extensions?: Record<string, unknown>;
+}
+
+export interface GraphQLRouteOptions {
+  path: GraphQLHttpPath;
+  logger: Logger;
+  bodyLimitBytes?: number;
+}
+
+/** Why a request went to Yoga's handler: the debug log line says it, for operators and tests. */
+export type HandOverReason = 'media type' | 'parameters' | 'may stream' | 'refused before execution';
+
+export const HAND_OVER_MESSAGE = 'GraphQL request handed to Yoga';
+
+export function graphqlRoute({ yoga, engine }: GraphQLServer, options: GraphQLRouteOptions): RouteHandler {
+  if (options.path === 'yoga') return (req, res) => void yoga.requestListener(req, res);
+  const { logger } = options;
+  /** A body already read is handed over as `req.body` (see the header). */
+  const handOver = (req: IncomingMessage, res: ServerResponse, reason: HandOverReason, body?: Buffer) => {
+    if (logger.isLevelEnabled('debug')) logger.debug({ reason }, HAND_OVER_MESSAGE);
+    if (body !== undefined) Object.assign(req, { body });
+    void yoga.requestListener(req, res);
+  };
+  const answer = resultWriter(engine);
+  const bodyLimit = options.bodyLimitBytes ?? MAX_REQUEST_BODY_BYTES;
+
+  const run = async (req: IncomingMessage, res: ServerResponse, mediaType: JsonMediaType, body?: Buffer) => {
+    const params = body === undefined ? paramsOfUrl(req.url ?? '') : paramsOfBody(body);
+    if (params === undefined) {
+      handOver(req, res, 'parameters', body);
+      return;
+    }
+    if (mayStream(req.headers.accept) && mightStream(params)) {
+      handOver(req, res, 'may stream', body);
+      return;
+    }
+    const request = new NodeRequestView(req);
+    const serverContext = serverContextOf(req, res, logger);
+    let result: YogaResult | undefined;
+    try {
+      result = await engine.getResultForParams({ params, request: request.asRequest() }, serverContext);
+    } catch {
+      // Refused before execution (see the header): Yoga's handler writes the error.
+      handOver(req, res, 'refused before execution', body);
+      return;
+    }
+    if (result === undefined) throw new Error('the GraphQL engine gave no result');
+    await answer(request, serverContext, result, mediaType);
+  };
+
+  return (req, res) => {
+    const mediaType = jsonMediaTypeFor(req.method, req.headers.accept);
+    if (mediaType === undefined || (req.method === 'POST' && !isJsonContentType(req.headers['content-type']))) {
+      handOver(req, res, 'media type');
+      return;
+    }
+    const work =
+      req.method === 'GET'
+        ? run(req, res, mediaType)
+        : readBody(req, bodyLimit).then((read) => {
+            if (read.ok) return run(req, res, mediaType, read.body);
+            if (read.reason === 'too-large') sendError(req, res, 413, requestBodyTooLargeMessage(bodyLimit));
+            else res.destroy();
+          });
+    work.catch((error: unknown) => {
+      logger.error({ err: error }, 'GraphQL request failed in the HTTP layer');
+      if (!res.headersSent) sendError(req, res, 500, 'Internal server error');
+      else res.destroy();
+    });
+  };
+}
+
+/** Yoga's own test for a JSON body (post-json.ts `isPOSTJsonRequest`), so both paths agree on it. */
+function isJsonContentType(header: string | undefined): boolean {
+  const type = header?.split(',')[0];
+  return type === 'application/json' || type?.startsWith('application/json;') === true;
+}
+
+/** The parameters of a GET, as Yoga reads them; undefined when Yoga would refuse them. */
+function paramsOfUrl(url: string): GraphQLParams | undefined {
+  const question = url.indexOf('?');
+  const search = new URLSearchParams(question < 0 ? '' : url.slice(question + 1));
+  try {
+    return checkedParams({
+      query: search.get('query') || undefined,
+      operationName: search.get('operationName') || undefined,
+      variables: jsonParameter(search.get('variables')),
+      extensions: jsonParameter(search.get('extensions')),
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+function jsonParameter(text: string | null): unknown {
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** The parameters of a JSON body; undefined for anything but one object of valid parameters. */
+function paramsOfBody(body: Buffer): GraphQLParams | undefined {
+  try {
+    return checkedParams(JSON.parse(body.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+const PARAMETER_NAMES: ReadonlySet<string> = new Set(['query', 'variables', 'operationName', 'extensions']);
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * `params` when Yoga's checks (use-check-graphql-query-params.ts) would pass them; undefined when
+ * they would not, so that Yoga answers with its own error. A missing query is left to the
+ * persisted-query plugin when the request names one.
+ */
+function checkedParams(params: unknown): GraphQLParams | undefined {
+  if (!isObject(params)) return undefined;
+  for (const key in params) if (params[key] != null && !PARAMETER_NAMES.has(key)) return undefined;
+  const { query, variables, operationName, extensions } = params;
+  if (query != null && typeof query !== 'string') return undefined;
+  if (variables != null && !isObject(variables)) return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  if (extensions != null && !isObject(extensions)) return undefined;
+  if (query == null && !isObject(extensions?.persistedQuery)) return undefined;
+  return params as GraphQLParams;
+}
+
+/** Whether the answer to these parameters could be a stream (a subscription, or a document not seen). */
+function mightStream(params: GraphQLParams): boolean {
+  return params.query == null || /\bsubscription\b/.test(params.query);
+}
+
+/**
+ * What the engine's plugins see of the request: its method, URL and headers, read from the Node
+ * request without building a Fetch `Request` (that is most of the adapter's cost). The plugins of
+ * this service and Yoga's own read nothing else; a plugin that does fails the differential test.
+ */
+class NodeRequestView {
+  readonly method: string;
+  readonly headers: NodeHeadersView;
+  #req: IncomingMessage;
+
+  constructor(req: IncomingMessage) {
+    this.#req = req;
+    this.method = req.method ?? 'GET';
+    this.headers = new NodeHeadersView(req.headers);
+  }
+
+  get url(): string {
+    return `http://${this.#req.headers.host ?? 'localhost'}${this.#req.url ?? '/'}`;
+  }
+
+  /** Typed as what the hooks declare; they read only the members above. */
+  asRequest(): Request {
+    return this as unknown as Request;
+  }
+}
+
+class NodeHeadersView {
+  constructor(private readonly headers: IncomingMessage['headers']) {}
+
+  get(name: string): string | null {
+    const value = this.headers[name.toLowerCase()];
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  has(name: string): boolean {
+    return this.headers[name.toLowerCase()] !== undefined;
+  }
+}
+
+/**
+ * The server context Yoga's Node adapter gives the engine: the Node request and response (the
+ * context factory and the operation metrics read them) and `waitUntil` for work after the answer.
+ */
+function serverContextOf(req: IncomingMessage, res: ServerResponse, logger: Logger): ServerContext {
+  const waitUntil = (work: unknown) => {
+    Promise.resolve(work).catch((error: unknown) =>
+      logger.error({ err: error }, 'GraphQL work after the answer failed'),
+    );
+  };
+  return { req, res, waitUntil };
+}
+
+interface ServerContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  waitUntil(work: unknown): void;
+}
+
+/** What a result processor produces here instead of a Fetch `Response`: the bytes to write. */
+class CapturedResponse {
+  readonly status: number;
+  readonly headers: OutgoingHttpHeaders;
+
+  constructor(
+    readonly body: string | null,
+    init: { status?: number; headers?: Record<string, string> } = {},
+  ) {
+    this.status = init.status ?? 200;
+    this.headers = { ...init.headers };
+  }
+}
+
+type YogaResult = ExecutionResult | AsyncIterable<ExecutionResult>;
+type ResultProcessHook = NonNullable<Plugin['onResultProcess']>;
+type ResultProcessor = Parameters<Parameters<ResultProcessHook>[0]['setResultProcessor']>[0];
+
+/**
+ * Writes a result as Yoga's `processResult` would: its plugins' `onResultProcess` hooks choose the
+ * processor and media type (and may replace both, as the HTTP caching plugin does for a 304), and
+ * the chosen processor builds the answer — with a `Response` class that captures it instead of
+ * building a Fetch one, so that status, headers and body come from Yoga's own code.
+ */
+function resultWriter(engine: GraphQLServer['engine']) {
+  const hooks: ResultProcessHook[] = engine.getEnveloped._plugins.flatMap((plugin) =>
+    (plugin as Plugin).onResultProcess === undefined ? [] : [(plugin as Plugin).onResultProcess as ResultProcessHook],
+  );
+  const capturing = { ...engine.fetchAPI, Response: CapturedResponse as unknown as typeof engine.fetchAPI.Response };
+
+  return async (
+    request: NodeRequestView,
+    serverContext: ServerContext,
+    given: YogaResult,
+    mediaType: JsonMediaType,
+  ): Promise<void> => {
+    let result = given;
+    let processor: ResultProcessor | undefined;
+    let accepted: string = mediaType;
+    const acceptableMediaTypes: string[] = [];
+    for (const hook of hooks) {
+      await hook({
+        request: request.asRequest(),
+        acceptableMediaTypes,
+        result,
+        setResult: (next) => {
+          result = next as YogaResult;
+        },
+        resultProcessor: processor,
+        setResultProcessor: (next, type) => {
+          processor = next;
+          accepted = type;
+        },
+        serverContext,
+      });
+    }
+    if (isAsyncIterable(result)) await result[Symbol.asyncIterator]().return?.();
+    const response =
+      processor === undefined
+        ? new CapturedResponse(null, {
+            status: 406,
+            headers: { accept: acceptableMediaTypes.join('; charset=utf-8, ') },
+          })
+        : ((await processor(result, capturing, accepted)) as unknown);
+    if (!(response instanceof CapturedResponse)) {
+      throw new Error(
+        `a result processor built a ${typeof response} instead of a captured answer (media type ${accepted})`,
+      );
+    }
+    write(serverContext.res, response);
+  };
+}
+
+function write(res: ServerResponse, response: CapturedResponse): void {
+  if (response.body === null) {
+    res.writeHead(response.status, response.headers);
+    res.end();
+    return;
+  }
+  res.writeHead(response.status, { ...response.headers, 'Content-Length': Buffer.byteLength(response.body) });
+  res.end(response.body);
+}
