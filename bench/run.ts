@@ -46,7 +46,9 @@ const ROUND_SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const BATCH_CONNECTIONS = 4;
 /** Scenario keys to run (comma-separated), for a quick look; a partial run prints and writes nothing. */
-const ONLY = process.env.BENCH_ONLY?.split(',').map((key) => key.trim()).filter((key) => key !== '');
+const ONLY = process.env.BENCH_ONLY?.split(',')
+  .map((key) => key.trim())
+  .filter((key) => key !== '');
 const POOL_SIZE = '10';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const GRAPHQL_SELECTION = 'name description image level records { key type raw }';
