@@ -210,4 +210,46 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
     );
     for (const email of Object.values(PRIVATE_EMAILS)) expect(everything.text).not.toContain(email);
   });
+
+  describe('HTTP caching of GET answers', () => {
+    const get = (query: string, headers: Record<string, string> = {}) =>
+      fetch(`${endpoint}?query=${encodeURIComponent(query)}`, { headers });
+
+    it('caches answers whose root fields come through fragments, spread or inline, and not with an owner check', async () => {
+      const spread = await get('query { ...P } fragment P on Query { profile(name: "demo@me") { name } }');
+      expect(spread.headers.get('cache-control')).toBe('public, max-age=60');
+      expect(spread.headers.get('etag')).toMatch(/^"[\w-]{27}"$/);
+      const inline = await get('{ ... @include(if: true) { profile(name: "demo@me") { name } } }');
+      expect(inline.headers.get('etag')).toBe(spread.headers.get('etag'));
+      // Last in the file: it spends one of the owner checks the test above counts.
+      const hidden = await get(
+        'query { ...P } fragment P on Query { ... on Query { ownerCheck(email: "a@b.example", name: "demo@me") { hasCreated } } }',
+      );
+      expect(hidden.headers.get('cache-control')).toBe('no-store');
+      expect(hidden.headers.get('etag')).toBeNull();
+    });
+
+    it('gives each media type its own ETag, and a 304 that repeats Vary and Cache-Control', async () => {
+      const query = '{ profile(name: "demo@me") { name level } }';
+      const json = await get(query, { accept: 'application/json' });
+      const graphqlJson = await get(query, { accept: 'application/graphql-response+json' });
+      expect(json.headers.get('vary')).toBe('Accept');
+      expect(json.headers.get('etag')).not.toBe(graphqlJson.headers.get('etag'));
+      const notModified = await get(query, { accept: 'application/json', 'if-none-match': json.headers.get('etag')! });
+      expect(notModified.status).toBe(304);
+      expect(notModified.headers.get('vary')).toBe('Accept');
+      expect(notModified.headers.get('cache-control')).toBe('public, max-age=60');
+      // The other representation's validator does not match this one.
+      const other = await get(query, { accept: 'application/json', 'if-none-match': graphqlJson.headers.get('etag')! });
+      expect(other.status).toBe(200);
+    });
+
+    it('never marks a streamed answer cacheable', async () => {
+      const streamed = await get('{ profile(name: "demo@me") { name } }', { accept: 'text/event-stream' });
+      expect(streamed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      expect(streamed.headers.get('cache-control')).toBe('no-store');
+      expect(streamed.headers.get('etag')).toBeNull();
+      await streamed.body?.cancel();
+    });
+  });
 });

@@ -30,20 +30,54 @@ function covers(asked: string, offered: string): boolean {
   return (askedType === '*' || askedType === type) && (askedSubtype === '*' || askedSubtype === subtype);
 }
 
+interface AcceptReading {
+  json: JsonMediaType | undefined;
+  stream: boolean;
+}
+
+function read(accept: string | undefined): AcceptReading {
+  const asked = acceptedMediaTypes(accept);
+  return {
+    json: firstJsonType(asked),
+    stream: asked.some((type) => STREAM_TYPES.some((offered) => covers(type, offered))),
+  };
+}
+
+function firstJsonType(asked: readonly string[]): JsonMediaType | undefined {
+  for (const type of asked) {
+    if (covers(type, 'application/json')) return 'application/json';
+    if (covers(type, 'application/graphql-response+json')) return 'application/graphql-response+json';
+  }
+  return undefined;
+}
+
+/**
+ * Clients send the same few Accept headers over and over, so their readings are kept; a client
+ * that varies its header only refills this small table.
+ */
+const READINGS_KEPT = 64;
+const readings = new Map<string | undefined, AcceptReading>();
+
+function reading(accept: string | undefined): AcceptReading {
+  let known = readings.get(accept);
+  if (known === undefined) {
+    if (readings.size >= READINGS_KEPT) readings.clear();
+    known = read(accept);
+    readings.set(accept, known);
+  }
+  return known;
+}
+
 /**
  * The JSON media type Yoga would answer a single result with; undefined when it would answer
  * something else: the GraphiQL page (a GET accepting HTML), or no JSON type at all (406).
  */
 export function jsonMediaTypeFor(method: string | undefined, accept: string | undefined): JsonMediaType | undefined {
   if (method === 'GET' && accept?.includes('text/html') === true) return undefined;
-  for (const asked of acceptedMediaTypes(accept)) {
-    if (covers(asked, 'application/json')) return 'application/json';
-    if (covers(asked, 'application/graphql-response+json')) return 'application/graphql-response+json';
-  }
-  return undefined;
+  return reading(accept).json;
 }
 
 /** Whether the client accepts a streamed answer (server-sent events or multipart). */
 export function mayStream(accept: string | undefined): boolean {
-  return acceptedMediaTypes(accept).some((asked) => STREAM_TYPES.some((type) => covers(asked, type)));
+  return reading(accept).stream;
 }

@@ -83,6 +83,20 @@ function compiledExecution(documents: DocumentCaches): ReturnType<typeof useGrap
   );
 }
 
+/**
+ * Automatic persisted queries: a client may send the SHA-256 of a document it sent before. The
+ * plugin's hook is an async function that returns at once for a request naming no persisted
+ * query; it is only called for those that do, which spares every other request a promise.
+ */
+function persistedQueries(): Plugin {
+  const { onParams, ...apq } = useAPQ({ store: createPersistedQueryStore() });
+  if (onParams === undefined) throw new Error('@graphql-yoga/plugin-apq no longer reads parameters');
+  return {
+    ...apq,
+    onParams: (payload) => (payload.params.extensions?.persistedQuery == null ? undefined : onParams(payload)),
+  };
+}
+
 /** The key of requests without a Node request (tests calling `yoga.fetch`). */
 const UNKNOWN_CLIENT = 'unknown';
 
@@ -121,8 +135,7 @@ export function createGraphQLServer({
       isDev: !config.production,
     },
     plugins: [
-      // Automatic persisted queries: a client may send the SHA-256 of a document it sent before.
-      useAPQ({ store: createPersistedQueryStore() }),
+      persistedQueries(),
       streamingHeadersPlugin(),
       httpCachingPlugin(config.profileCacheControl),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
