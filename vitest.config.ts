@@ -13,6 +13,7 @@ const GRAPHQL_SUITES = [
   'test/graphql-errors.test.ts',
   'test/graphql-http.test.ts',
   'test/graphql-clients.test.ts',
+  'test/client-mistakes.test.ts',
   'test/hostile-input.test.ts',
   'test/privacy.test.ts',
   'test/rate-limits-http.test.ts',

@@ -114,8 +114,10 @@ export function graphqlRoute({ yoga, engine }: GraphQLServer, options: GraphQLRo
         ? run(req, res, mediaType)
         : readBody(req, bodyLimit).then((read) => {
             if (read.ok) return run(req, res, mediaType, read.body);
-            if (read.reason === 'too-large') sendError(req, res, 413, requestBodyTooLargeMessage(bodyLimit));
-            else res.destroy();
+            // The rest of the body stays unread: the connection cannot carry another request.
+            if (read.reason === 'too-large') {
+              sendError(req, res, 413, requestBodyTooLargeMessage(bodyLimit), { Connection: 'close' });
+            } else res.destroy();
           });
     work.catch((error: unknown) => {
       logger.error({ err: error }, 'GraphQL request failed in the HTTP layer');
@@ -125,9 +127,12 @@ export function graphqlRoute({ yoga, engine }: GraphQLServer, options: GraphQLRo
   };
 }
 
-/** Yoga's own test for a JSON body (post-json.ts `isPOSTJsonRequest`), so both paths agree on it. */
+/**
+ * Yoga's own test for a JSON body (post-json.ts `isPOSTJsonRequest`), on the media type lower-cased
+ * as ./request-mistakes.ts lower-cases it for Yoga, so both paths agree on it.
+ */
 function isJsonContentType(header: string | undefined): boolean {
-  const type = header?.split(',')[0];
+  const type = header?.split(',')[0]?.toLowerCase();
   return type === 'application/json' || type?.startsWith('application/json;') === true;
 }
 

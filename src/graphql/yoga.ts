@@ -26,6 +26,7 @@ import { maskError } from './errors.js';
 import { renderGraphiQL } from './graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TABS } from './graphiql-example.js';
 import { httpCachingPlugin } from './http-caching.js';
+import { requestMistakesPlugin } from './request-mistakes.js';
 import { schema } from './schema.js';
 import { streamingHeadersPlugin } from './streaming-headers.js';
 import { validationByShape } from './validation-by-shape.js';
@@ -135,6 +136,8 @@ export function createGraphQLServer({
       isDev: !config.production,
     },
     plugins: [
+      // Before the persisted-query plugin: it checks the extension's shape first.
+      requestMistakesPlugin(),
       persistedQueries(),
       streamingHeadersPlugin(),
       httpCachingPlugin(config.profileCacheControl),

@@ -2,8 +2,9 @@
  * The HTTP server around an App: listens, and closes in order (stop accepting, let in-flight
  * requests finish within a bound, then release the App's resources).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { App } from '../app.js';
 
 export interface RunningServer {
@@ -31,6 +32,7 @@ export async function listen(app: App, port: number, host: string): Promise<Runn
   );
   server.maxConnections = maxConnections;
   server.on('clientError', answerClientError);
+  server.on('connect', answerConnect);
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error) => reject(explainListenFailure(error, port, host));
     server.once('error', fail);
@@ -89,6 +91,20 @@ async function closeServer(server: Server, timeoutMs: number): Promise<boolean> 
   await closed;
   clearTimeout(timer);
   return drained;
+}
+
+/**
+ * CONNECT asks the server to be a tunnel, which it is not. Node hands such a request to a
+ * `connect` listener with the raw socket, and without one it closes the socket with no answer;
+ * this answers 405 with the service's JSON error body and closes.
+ */
+function answerConnect(_req: IncomingMessage, socket: Duplex): void {
+  const body = JSON.stringify({ error: 'Method not allowed' });
+  socket.end(
+    'HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD, POST, OPTIONS\r\n' +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
 }
 
 const CLIENT_ERROR_ANSWERS: Readonly<Record<string, readonly [number, string, string]>> = {

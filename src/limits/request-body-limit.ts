@@ -23,7 +23,8 @@ export function requestBodyLimitPlugin(limitBytes: number = MAX_REQUEST_BODY_BYT
       const tooLarge = () =>
         new fetchAPI.Response(JSON.stringify({ error: requestBodyTooLargeMessage(limitBytes) }), {
           status: 413,
-          headers: { 'Content-Type': JSON_CONTENT_TYPE },
+          // The rest of the body stays unread: the connection cannot carry another request.
+          headers: { 'Content-Type': JSON_CONTENT_TYPE, Connection: 'close' },
         });
 
       const declared = request.headers.get('content-length');
