@@ -38,6 +38,13 @@ import {
   startServerProcess,
 } from '../test/support/server-process.js';
 import { freePort } from '../test/support/throwaway-redis.js';
+import {
+  type CpuPerRequest,
+  cpuPerRequest,
+  databaseServersMissing,
+  type ServersScenario,
+  startDatabaseServers,
+} from './database-servers.js';
 
 const PROFILES = Number(process.env.BENCH_PROFILES ?? 100_000);
 const DATASET: GeneratorOptions = { profiles: PROFILES, seed: 20261125 };
@@ -55,6 +62,8 @@ const GRAPHQL_SELECTION = 'name description image level records { key type raw }
 
 interface Measurement {
   requestsPerSecond: number;
+  /** Requests answered in all. */
+  requests: number;
   latencyMs: { p50: number; p99: number };
   non2xx: number;
   errors: number;
@@ -149,6 +158,7 @@ async function measure(
   });
   return {
     requestsPerSecond: result.requests.average,
+    requests: result.requests.total,
     latencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
@@ -263,6 +273,7 @@ function average(measurements: Measurement[]): Measurement {
     measurements.reduce((sum, m) => sum + pick(m), 0) / measurements.length;
   return {
     requestsPerSecond: Math.round(mean((m) => m.requestsPerSecond)),
+    requests: measurements.reduce((sum, m) => sum + m.requests, 0),
     latencyMs: {
       p50: Math.round(mean((m) => m.latencyMs.p50) * 10) / 10,
       p99: Math.round(mean((m) => m.latencyMs.p99) * 10) / 10,
@@ -430,9 +441,75 @@ async function main(): Promise<void> {
     const averaged = Object.fromEntries(
       list.map((scenario) => [scenario.key, average(results.get(scenario.key) ?? [])]),
     );
-    report(list, averaged, { statements, peakRssMb: peakRssMb(service.process.pid), idleRssMb });
+    const servers =
+      ONLY === undefined || ONLY.includes('servers') ? await measureDatabaseServers(names, serviceEnv) : undefined;
+    report(list, averaged, { statements, peakRssMb: peakRssMb(service.process.pid), idleRssMb, servers });
   } finally {
     await Promise.all(started.map((process) => process.stop()));
+  }
+}
+
+/**
+ * REST random names against the service on servers of the benchmark's own: primary only, reads
+ * on a streaming replica, transaction mode without and with PgBouncer (bench/database-servers.ts),
+ * in alternating rounds, with the CPU each server spends per request.
+ */
+async function measureDatabaseServers(
+  names: string[],
+  serviceEnv: Record<string, string>,
+): Promise<ServersFigure[] | string> {
+  const missing = databaseServersMissing();
+  if (missing !== undefined) return `not measured: ${missing}`;
+  console.log('several database servers: loading the dataset into a primary of its own and its replica');
+  const servers = await startDatabaseServers(splitLines(generateNdjson(DATASET)), POOL_SIZE);
+  const services: Array<{ scenario: ServersScenario; process: SpawnedProcess; url: string }> = [];
+  try {
+    const command = serviceCommand();
+    for (const scenario of servers.scenarios) {
+      const started = await startService(command, { ...serviceEnv, ...scenario.env });
+      services.push({ scenario, ...started });
+    }
+    const paths = names.map((name) => `/api/${encodeURIComponent(name)}`);
+    const next = () => {
+      const nextPath = cycle(paths);
+      return (): RequestShape => ({ method: 'GET', path: nextPath() });
+    };
+    for (const service of services) await measure(service.url, next(), 2);
+    const results = new Map<string, { measured: Measurement[]; cpu: CpuPerRequest[] }>(
+      services.map((service) => [service.scenario.key, { measured: [], cpu: [] }]),
+    );
+    for (let round = 1; round <= ROUNDS; round += 1) {
+      for (const service of services) {
+        const before = servers.cpuSeconds(service.process);
+        const measured = await measure(service.url, next(), ROUND_SECONDS);
+        const after = servers.cpuSeconds(service.process);
+        const entry = results.get(service.scenario.key);
+        entry?.measured.push(measured);
+        entry?.cpu.push(cpuPerRequest(before, after, measured.requests));
+      }
+      console.log(
+        `servers round ${round}: ${services.map((s) => `${s.scenario.key} ${Math.round(results.get(s.scenario.key)?.measured.at(-1)?.requestsPerSecond ?? 0)}`).join(', ')}`,
+      );
+    }
+    return services.map(({ scenario }) => {
+      const entry = results.get(scenario.key) ?? { measured: [], cpu: [] };
+      const meanCpu = (key: keyof CpuPerRequest) =>
+        Math.round(entry.cpu.reduce((sum, cpu) => sum + cpu[key], 0) / Math.max(entry.cpu.length, 1));
+      return {
+        key: scenario.key,
+        label: scenario.label,
+        ...average(entry.measured),
+        cpuMicroseconds: {
+          service: meanCpu('service'),
+          primary: meanCpu('primary'),
+          standby: meanCpu('standby'),
+          pgbouncer: meanCpu('pgbouncer'),
+        },
+      };
+    });
+  } finally {
+    await Promise.all(services.map((service) => service.process.stop()));
+    await servers.close();
   }
 }
 
@@ -451,7 +528,15 @@ async function fetchDocument(url: string, name: string): Promise<string> {
   }
 }
 
+interface ServersFigure extends Measurement {
+  key: string;
+  label: string;
+  cpuMicroseconds: CpuPerRequest;
+}
+
 interface Extras {
+  /** The several-database-servers part, or why it did not run. */
+  servers?: ServersFigure[] | string;
   statements: number;
   peakRssMb: number | undefined;
   /** RSS of the service on PostgreSQL once ready, before any load. */
@@ -461,38 +546,41 @@ interface Extras {
 function report(list: Scenario[], figures: Record<string, Measurement>, extras: Extras): void {
   const rps = (key: string) => figures[key]?.requestsPerSecond ?? 0;
   const ratio = (key: string, base: string) => Math.round((rps(key) / rps(base)) * 100) / 100;
-  const atLeast = (label: string, key: string, base: string, target: number) => ({
-    label,
-    value: `${ratio(key, base)}×`,
-    target: `≥ ${target}×`,
-    met: ratio(key, base) >= target,
-  });
-  const atMost = (label: string, value: number | undefined, unit: string, target: number) => ({
-    label,
-    value: `${value ?? '?'} ${unit}`,
-    target: `≤ ${target} ${unit}`,
-    met: (value ?? Infinity) <= target,
-  });
-  const targets: Array<{ label: string; value: string; target: string; met: boolean }> = [
-    atLeast('REST random names / bare', 'restRandom', 'bare', 1.0),
-    atLeast('GraphQL with variables / bare', 'graphqlVariables', 'bare', 0.8),
-    atLeast('GraphQL with variables / REST random names', 'graphqlVariables', 'restRandom', 0.85),
-    atLeast('GraphQL inline / bare', 'graphqlInline', 'bare', 0.5),
-    atLeast('GraphQL hot document and name / static', 'graphqlHot', 'static', 0.6),
-    atLeast('REST hot name / static', 'restHot', 'static', 0.7),
-    atMost('profiles(names:) x100: SQL statements', extras.statements, 'statements', 3),
-    atMost('profiles(names:) x100: p99', figures.profiles100?.latencyMs.p99, 'ms', 20),
-    atMost('prefix search: p99', figures.search?.latencyMs.p99, 'ms', 20),
-    atMost('reverse lookup by wallet: p99', figures.wallet?.latencyMs.p99, 'ms', 20),
-    atMost('service peak RSS under the benchmark', extras.peakRssMb, 'MB', 200),
-    atMost('service idle RSS on PostgreSQL', extras.idleRssMb, 'MB', 100),
-    {
-      label: 'WORKERS=2 / WORKERS=1, REST random',
-      value: `${ratio('workers', 'restRandom')}×`,
-      target: 'reported',
-      met: true,
-    },
-  ].filter((target) => ONLY === undefined || !/NaN|undefined|\?/.test(target.value));
+  type Target = { label: string; value: string; target: string; met: boolean };
+  const measured = (key: string) => figures[key] !== undefined;
+  // A partial run (BENCH_ONLY) shows the targets of what it measured.
+  const atLeast = (label: string, key: string, base: string, target: number): Target[] =>
+    measured(key) && measured(base)
+      ? [{ label, value: `${ratio(key, base)}×`, target: `≥ ${target}×`, met: ratio(key, base) >= target }]
+      : [];
+  const atMost = (label: string, value: number | undefined, unit: string, target: number): Target[] =>
+    value === undefined
+      ? []
+      : [{ label, value: `${value} ${unit}`, target: `≤ ${target} ${unit}`, met: value <= target }];
+  const targets: Target[] = [
+    ...atLeast('REST random names / bare', 'restRandom', 'bare', 1.0),
+    ...atLeast('GraphQL with variables / bare', 'graphqlVariables', 'bare', 0.8),
+    ...atLeast('GraphQL with variables / REST random names', 'graphqlVariables', 'restRandom', 0.85),
+    ...atLeast('GraphQL inline / bare', 'graphqlInline', 'bare', 0.5),
+    ...atLeast('GraphQL hot document and name / static', 'graphqlHot', 'static', 0.6),
+    ...atLeast('REST hot name / static', 'restHot', 'static', 0.7),
+    ...atMost('profiles(names:) x100: SQL statements', extras.statements, 'statements', 3),
+    ...atMost('profiles(names:) x100: p99', figures.profiles100?.latencyMs.p99, 'ms', 20),
+    ...atMost('prefix search: p99', figures.search?.latencyMs.p99, 'ms', 20),
+    ...atMost('reverse lookup by wallet: p99', figures.wallet?.latencyMs.p99, 'ms', 20),
+    ...atMost('service peak RSS under the benchmark', extras.peakRssMb, 'MB', 200),
+    ...atMost('service idle RSS on PostgreSQL', extras.idleRssMb, 'MB', 100),
+    ...(measured('workers') && measured('restRandom')
+      ? [
+          {
+            label: 'WORKERS=2 / WORKERS=1, REST random',
+            value: `${ratio('workers', 'restRandom')}×`,
+            target: 'reported',
+            met: true,
+          },
+        ]
+      : []),
+  ];
   const other = PROFILES === 100_000 ? undefined : readPrevious(100_000);
   if (other !== undefined) {
     const change = Math.round((rps('restRandom') / other.restRandom - 1) * 1000) / 10;
@@ -522,6 +610,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     '|---|---|---|---|',
     ...targets.map((t) => `| ${t.label} | ${t.value} | ${t.target} | ${t.met ? 'yes' : '**no**'} |`),
     '',
+    ...serversSection(extras.servers),
   ].join('\n');
   const json = {
     date,
@@ -543,6 +632,25 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     console.error('some requests failed: the figures above are not comparable');
     process.exitCode = 1;
   }
+}
+
+function serversSection(servers: Extras['servers']): string[] {
+  if (servers === undefined) return [];
+  const heading = "## Several database servers: REST random names, 50 connections, servers of the benchmark's own";
+  if (typeof servers === 'string') return [heading, '', servers, ''];
+  const primaryOnly = servers.find((figure) => figure.key === 'serversPrimary')?.requestsPerSecond ?? 0;
+  return [
+    heading,
+    '',
+    '| setup | req/s | vs primary only | p99 ms | µs CPU/request: service | primary | replica | PgBouncer |',
+    '|---|---|---|---|---|---|---|---|',
+    ...servers.map(
+      (f) =>
+        `| ${f.label} | ${f.requestsPerSecond} | ${Math.round((f.requestsPerSecond / primaryOnly) * 100) / 100}× | ${f.latencyMs.p99} | ` +
+        `${f.cpuMicroseconds.service} | ${f.cpuMicroseconds.primary} | ${f.cpuMicroseconds.standby} | ${f.cpuMicroseconds.pgbouncer} |`,
+    ),
+    '',
+  ];
 }
 
 function readPrevious(profiles: number): { restRandom: number } | undefined {

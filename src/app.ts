@@ -54,7 +54,7 @@ export interface AppOptions {
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
-  const database = options.database ?? (await openConfiguredDatabase(config));
+  const database = options.database ?? (await openConfiguredDatabase(config, { log: logger, replicas: true }));
   const { cache, feed } = await startProfileCache(config, database, logger);
   const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
   const limits = operations.countRateLimitRejections(createRateLimits(config, logger));

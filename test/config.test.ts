@@ -114,6 +114,66 @@ describe('configuration', () => {
     expect(error.message).not.toContain('\n');
   });
 
+  describe('several database servers', () => {
+    const primary = 'postgres://app:secret@pgbouncer:6432/profiles';
+
+    it('defaults to one server in session mode', () => {
+      expect(loadConfig({ DATABASE_URL: primary })).toMatchObject({
+        databaseReplicaUrls: [],
+        databaseListenUrl: undefined,
+        databasePoolMode: 'session',
+        replicaMaxLagMs: 5000,
+      });
+    });
+
+    it('reads replicas, the listening session, the pool mode and the lag bound', () => {
+      const config = loadConfig({
+        DATABASE_URL: primary,
+        DATABASE_REPLICA_URLS: 'postgres://app@replica-1/profiles, postgresql://app@replica-2:5433/profiles',
+        DATABASE_LISTEN_URL: 'postgres://app@primary:5432/profiles',
+        DATABASE_POOL_MODE: 'transaction',
+        REPLICA_MAX_LAG_MS: '1500',
+      });
+      expect(config.databaseReplicaUrls).toEqual([
+        'postgres://app@replica-1/profiles',
+        'postgresql://app@replica-2:5433/profiles',
+      ]);
+      expect(config).toMatchObject({
+        databaseListenUrl: 'postgres://app@primary:5432/profiles',
+        databasePoolMode: 'transaction',
+        replicaMaxLagMs: 1500,
+      });
+    });
+
+    it.each<[Record<string, string>, string, RegExp]>([
+      [
+        { DATABASE_POOL_MODE: 'transaction', DATABASE_URL: primary },
+        'DATABASE_LISTEN_URL',
+        /is required with DATABASE_POOL_MODE=transaction/,
+      ],
+      [{ DATABASE_POOL_MODE: 'statement', DATABASE_URL: primary }, 'DATABASE_POOL_MODE', /session or transaction/],
+      [{ DATABASE_REPLICA_URLS: 'postgres://replica/db' }, 'DATABASE_REPLICA_URLS', /needs DATABASE_URL/],
+      [
+        { DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'postgres://a/db,,postgres://b/db' },
+        'DATABASE_REPLICA_URLS',
+        /empty entry/,
+      ],
+      [
+        { DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'mysql://replica/db' },
+        'DATABASE_REPLICA_URLS',
+        /postgres:\/\//,
+      ],
+      [{ DATABASE_LISTEN_URL: 'postgres://primary/db' }, 'DATABASE_LISTEN_URL', /needs DATABASE_URL/],
+      [{ DATABASE_URL: primary, REPLICA_MAX_LAG_MS: 'soon' }, 'REPLICA_MAX_LAG_MS', /whole number/],
+    ])('refuses %j with one line naming %s', (env, variable, message) => {
+      const error = errorOf(env);
+      expect(error.variable).toBe(variable);
+      expect(error.message).toMatch(message);
+      expect(error.message).not.toContain('\n');
+      expect(error.message).not.toContain('secret');
+    });
+  });
+
   it('does not repeat a database password in its error', () => {
     const error = errorOf({ DATABASE_URL: 'mysql://root:hunter2@localhost/db' });
     expect(error.message).not.toContain('hunter2');

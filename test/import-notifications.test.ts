@@ -64,14 +64,24 @@ async function listen(database: SuiteDatabase): Promise<Listener> {
   };
 }
 
-/** The names a list of payloads announces, sorted; EVERYTHING stays as it is. */
+/** The names a list of payloads announces, sorted; EVERYTHING stays as it is; commit positions are left out. */
 function announced(payloads: readonly string[]): Array<string> {
   return payloads
     .flatMap((payload) => {
       const change = parseChangePayload(payload);
+      if (change.kind === 'committed') return [];
       return change.kind === 'everything' ? [EVERYTHING] : change.names;
     })
     .sort();
+}
+
+/** Each import announces its change, then the WAL position after its commit, under one id. */
+function changeIds(payloads: readonly string[]): { changes: Array<string | undefined>; committed: string[] } {
+  const notifications = payloads.map(parseChangePayload);
+  return {
+    changes: notifications.flatMap((n) => (n.kind === 'committed' ? [] : [n.id])),
+    committed: notifications.flatMap((n) => (n.kind === 'committed' ? [n.id] : [])),
+  };
 }
 
 describe.each(databaseKinds())('change announcements of imports on %s', (kind) => {
@@ -105,12 +115,15 @@ describe.each(databaseKinds())('change announcements of imports on %s', (kind) =
       SMALL_BATCHES,
     );
     expect(report).toMatchObject({ ok: true, profilesChanged: 4 });
-    expect(announced(await listener.received(1))).toEqual([
-      'edited@news',
-      'fresh@news',
-      'newer@news',
-      'recreated@news',
-    ]);
+    const payloads = await listener.received(2);
+    expect(announced(payloads)).toEqual(['edited@news', 'fresh@news', 'newer@news', 'recreated@news']);
+    // The change, then where its commit ends in the WAL (for servers reading replicas), under one id.
+    const { changes, committed } = changeIds(payloads);
+    expect(changes).toHaveLength(1);
+    expect(committed).toEqual(changes);
+    expect(payloads).toHaveLength(2);
+    const position = parseChangePayload(payloads[1] ?? '');
+    expect(position.kind === 'committed' && position.position > 0n).toBe(true);
   });
 
   it('announces nothing for a rejected file, even when earlier batches were written', async () => {
@@ -135,28 +148,30 @@ describe.each(databaseKinds())('change announcements of imports on %s', (kind) =
     const many = Array.from({ length: MAX_NAMED_CHANGES + 1 }, (_, index) => profile(`bulk${index}`));
     const report = await importLines(database.handle.db, ndjson(...many), { batchSize: 500 });
     expect(report.profilesChanged).toBe(MAX_NAMED_CHANGES + 1);
-    expect(await listener.received(1)).toEqual([EVERYTHING]);
+    expect(announced(await listener.received(2))).toEqual([EVERYTHING]);
   });
 
   it('names every one of exactly MAX_NAMED_CHANGES profiles, over as many notifications as it takes', async () => {
     const many = Array.from({ length: MAX_NAMED_CHANGES }, (_, index) => profile(`many${index}`));
     await importLines(database.handle.db, ndjson(...many), { batchSize: 500 });
     await control();
-    // 2000 names do not fit one payload (PostgreSQL takes less than 8000 bytes): 4, and the control.
-    const payloads = await listener.received(5);
-    expect(payloads).toHaveLength(5);
+    // 2000 names do not fit one payload (PostgreSQL takes less than 8000 bytes): 4, and the
+    // control; each import's commit position after them.
+    const payloads = await listener.received(7);
+    expect(payloads).toHaveLength(7);
+    expect(new Set(changeIds(payloads).changes).size).toBe(2);
     expect(announced(payloads)).toEqual([...many.map((line) => line.name), 'control@news'].sort());
   });
 
   it('announces everything when a namespace gets a new owner: the owner check of all its profiles changes', async () => {
     await importLines(database.handle.db, ndjson({ ...NAMESPACE, ownerEmail: 'new-owner@example.com' }));
-    expect(await listener.received(1)).toEqual([EVERYTHING]);
+    expect(announced(await listener.received(2))).toEqual([EVERYTHING]);
   });
 
   it('announces the demo data when seeding, which goes through the importer', async () => {
     await emptyDatabase(database.handle.db);
     await seedDemoData(database.handle.db);
-    const names = announced(await listener.received(1));
+    const names = announced(await listener.received(2));
     expect(names).toHaveLength(7);
     expect(names).toContain('demo@me');
     expect(names).toContain('алиса@мир');

@@ -8,7 +8,7 @@ import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { type ChangeFeed, listenToPostgres, MAX_SILENCE_MS } from '../src/db/change-feed.js';
-import { notifyProfileChanges, type ProfileChange } from '../src/db/change-notifications.js';
+import { newChangeId, notifyProfileChanges, type ProfileChange } from '../src/db/change-notifications.js';
 import type { Database, DatabaseHandle } from '../src/db/database.js';
 import { profiles } from '../src/db/schema.js';
 import { createRateLimits } from '../src/limits/create-rate-limits.js';
@@ -160,7 +160,7 @@ async function changeDescription(db: Database, name: string, description: string
       .update(profiles)
       .set({ description, contentHash: contentHash({ name, description, image: '', level: 0, records: [] }) })
       .where(sql`${profiles.name} = ${name}`);
-    await notifyProfileChanges(tx, [name]);
+    await notifyProfileChanges(tx, newChangeId(), [name]);
   });
 }
 
@@ -229,13 +229,13 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
       await waitUntil(async () => live, 3000);
       await writer.db
         .transaction(async (tx) => {
-          await notifyProfileChanges(tx, ['rolled@back']);
+          await notifyProfileChanges(tx, newChangeId(), ['rolled@back']);
           throw new Error('roll back');
         })
         .catch(() => {});
       await changeDescription(writer.db, 'x@other', 'changed once');
       await waitUntil(async () => heard.length > 0, 2000);
-      expect(heard).toEqual([{ kind: 'names', names: ['x@other'] }]);
+      expect(heard).toEqual([{ kind: 'names', names: ['x@other'], id: expect.any(String) }]);
     } finally {
       await feed?.close();
       await client.end();

@@ -17,6 +17,23 @@ export interface Config {
   /** PostgreSQL URL; undefined selects the embedded PGlite database in `dataDir`. */
   databaseUrl: string | undefined;
   dataDir: string;
+  /**
+   * PostgreSQL streaming read replicas (DATABASE_REPLICA_URLS): lookups, batch, search, reverse
+   * lookup and name checks read from them; empty: every read on `databaseUrl`.
+   */
+  databaseReplicaUrls: readonly string[];
+  /**
+   * A direct session to the primary for LISTEN and migrations (DATABASE_LISTEN_URL), when
+   * `databaseUrl` goes through a pooler; undefined: `databaseUrl`.
+   */
+  databaseListenUrl: string | undefined;
+  /**
+   * `transaction` when `databaseUrl` and the replica URLs go through a transaction-mode pooler
+   * (PgBouncer): no named prepared statements, no start-up parameters, no session state.
+   */
+  databasePoolMode: DatabasePoolMode;
+  /** A replica further behind the primary than this is not read from (REPLICA_MAX_LAG_MS). */
+  replicaMaxLagMs: number;
   dbPoolSize: number;
   dbConnectTimeoutSeconds: number;
   dbStatementTimeoutMs: number;
@@ -49,6 +66,9 @@ export interface Config {
   production: boolean;
   shutdownTimeoutMs: number;
 }
+
+export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
+export type DatabasePoolMode = (typeof DATABASE_POOL_MODES)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -83,19 +103,55 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return parsed;
 }
 
-function databaseUrl(env: Env): string | undefined {
-  const value = raw(env, 'DATABASE_URL');
-  if (value === undefined) return undefined;
+function databaseUrl(env: Env, name = 'DATABASE_URL'): string | undefined {
+  const value = raw(env, name);
+  return value === undefined ? undefined : postgresUrl(name, value);
+}
+
+/** `value` when it is a PostgreSQL URL; the message names the variable and never a password. */
+function postgresUrl(name: string, value: string): string {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new ConfigError('DATABASE_URL', 'is not a URL (expected postgres://user@host:port/database)');
+    throw new ConfigError(name, 'is not a URL (expected postgres://user@host:port/database)');
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError('DATABASE_URL', `must start with postgres:// or postgresql://, got "${url.protocol}//"`);
+    throw new ConfigError(name, `must start with postgres:// or postgresql://, got "${url.protocol}//"`);
   }
   return value;
+}
+
+/** DATABASE_REPLICA_URLS: comma-separated PostgreSQL URLs, only beside a DATABASE_URL. */
+function replicaUrls(env: Env, primary: string | undefined): string[] {
+  const value = raw(env, 'DATABASE_REPLICA_URLS');
+  if (value === undefined) return [];
+  if (primary === undefined) {
+    throw new ConfigError('DATABASE_REPLICA_URLS', 'needs DATABASE_URL (the primary, for writes and owner checks)');
+  }
+  const urls = value.split(',').map((url) => url.trim());
+  if (urls.some((url) => url === '')) {
+    throw new ConfigError('DATABASE_REPLICA_URLS', 'has an empty entry; separate URLs with single commas');
+  }
+  return urls.map((url) => postgresUrl('DATABASE_REPLICA_URLS', url));
+}
+
+function poolMode(env: Env, primary: string | undefined, listenUrl: string | undefined): DatabasePoolMode {
+  const value = raw(env, 'DATABASE_POOL_MODE') ?? 'session';
+  if (!(DATABASE_POOL_MODES as readonly string[]).includes(value)) {
+    throw new ConfigError('DATABASE_POOL_MODE', `must be session or transaction, got "${value}"`);
+  }
+  if (value === 'transaction' && primary === undefined) {
+    throw new ConfigError('DATABASE_POOL_MODE', 'transaction needs DATABASE_URL (the pooler the service connects to)');
+  }
+  // LISTEN and the migration lock need a session of their own, which a transaction pooler cannot give.
+  if (value === 'transaction' && listenUrl === undefined) {
+    throw new ConfigError(
+      'DATABASE_LISTEN_URL',
+      'is required with DATABASE_POOL_MODE=transaction: a direct connection to the primary (not through the pooler) for change notifications and migrations',
+    );
+  }
+  return value as DatabasePoolMode;
 }
 
 function redisUrl(env: Env): string | undefined {
@@ -193,11 +249,20 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const port = integer(env, 'PORT', 4000, 0, 65535);
   const listenHost = host(env);
+  const primaryUrl = databaseUrl(env);
+  const listenUrl = databaseUrl(env, 'DATABASE_LISTEN_URL');
+  if (listenUrl !== undefined && primaryUrl === undefined) {
+    throw new ConfigError('DATABASE_LISTEN_URL', 'needs DATABASE_URL (the embedded database listens in-process)');
+  }
   return {
     port,
     host: listenHost,
     publicUrl: publicUrl(env, listenHost, port),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: primaryUrl,
+    databaseReplicaUrls: replicaUrls(env, primaryUrl),
+    databaseListenUrl: listenUrl,
+    databasePoolMode: poolMode(env, primaryUrl, listenUrl),
+    replicaMaxLagMs: integer(env, 'REPLICA_MAX_LAG_MS', 5000, 0, 3_600_000),
     dataDir: path.resolve(raw(env, 'DATA_DIR') ?? './.data'),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     dbConnectTimeoutSeconds: integer(env, 'DB_CONNECT_TIMEOUT', 5, 1, 600),

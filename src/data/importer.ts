@@ -19,7 +19,13 @@
 
 import { open } from 'node:fs/promises';
 import { sql } from 'drizzle-orm';
-import { EVERYTHING, MAX_NAMED_CHANGES, notifyProfileChanges } from '../db/change-notifications.js';
+import {
+  EVERYTHING,
+  MAX_NAMED_CHANGES,
+  newChangeId,
+  notifyCommitted,
+  notifyProfileChanges,
+} from '../db/change-notifications.js';
 import type { Database } from '../db/database.js';
 import { BatchPreparer, type PreparerOptions } from './batch-preparer.js';
 import type { NamespaceLine } from './data-line.js';
@@ -118,6 +124,8 @@ async function importBatches(
 ): Promise<ImportReport> {
   const run = new ImportRun({ ...DEFAULTS, ...options });
   const preparer = new BatchPreparer(run.options.parallel);
+  const changeId = newChangeId();
+  let announced = false;
   try {
     await db.transaction(async (tx) => {
       // The statement timeout protects API requests; a batch of a big import may need longer.
@@ -131,7 +139,9 @@ async function importBatches(
       if (run.report.problemCount > 0) throw new RejectedFile();
       await checkReferences?.();
       // Delivered by PostgreSQL when this transaction commits, and never if it rolls back.
-      await notifyProfileChanges(tx, run.changedNames());
+      const changed = run.changedNames();
+      await notifyProfileChanges(tx, changeId, changed);
+      announced = changed === EVERYTHING || changed.length > 0;
     });
   } catch (error) {
     if (!(error instanceof RejectedFile)) throw error;
@@ -140,6 +150,9 @@ async function importBatches(
   } finally {
     await preparer.close();
   }
+  // Where the commit ends in the WAL, for servers that read from replicas. Committed already:
+  // should this fail, their heartbeats cover the change in a moment.
+  if (announced) await notifyCommitted(db, changeId).catch(() => {});
   if (run.report.profilesChanged > ANALYZE_AFTER_PROFILES) {
     await analyzeDataTables(db).catch(() => {
       // The import has committed; a failed ANALYZE is not its failure, and autovacuum refreshes

@@ -13,6 +13,10 @@
  * heartbeat heard was sent at most MAX_SILENCE_MS ago; a listener that serves from a cache
  * only while the feed is live is never more than about that much behind the database.
  *
+ * The heartbeat also reads the primary's WAL insert position, and the feed tells ./freshness.ts
+ * what it hears: changes, the positions their writers send after committing, and heartbeats, so
+ * that reads on replicas never go back past a change this process has heard of.
+ *
  * PGlite: every writer is this process, so a LISTEN on the one connection hears every change,
  * and the feed is live from the start.
  */
@@ -20,6 +24,8 @@ import { randomUUID } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import type postgres from 'postgres';
 import { PROFILE_CHANGES_CHANNEL, type ProfileChange, parseChangePayload } from './change-notifications.js';
+import type { Freshness } from './freshness.js';
+import { parseWalPosition } from './wal-position.js';
 
 /** How often a PostgreSQL feed proves that it still hears notifications. */
 export const HEARTBEAT_INTERVAL_MS = 250;
@@ -66,6 +72,8 @@ export interface PostgresFeedOptions {
   pool: postgres.Sql;
   /** A new client for the LISTEN (postgres.js opens one connection of its own for it). */
   connectListener: () => postgres.Sql;
+  /** Told of every change, committed position and heartbeat heard (replica reads). */
+  freshness?: Freshness;
   heartbeatIntervalMs?: number;
   maxSilenceMs?: number;
   now?: () => number;
@@ -88,11 +96,22 @@ export async function listenToPostgres(
 
   const onNotification = (payload: string) => {
     if (payload.startsWith(HEARTBEAT_PREFIX)) {
-      const [id, sentAt] = payload.slice(HEARTBEAT_PREFIX.length).split('@');
-      if (id === feedId) newestHeardSentAt = Math.max(newestHeardSentAt, Number(sentAt));
+      const [id, sentText, positionText] = payload.slice(HEARTBEAT_PREFIX.length).split('@');
+      if (id !== feedId) return;
+      const sentAt = Number(sentText);
+      newestHeardSentAt = Math.max(newestHeardSentAt, sentAt);
+      const position = parseWalPosition(positionText);
+      if (position !== undefined) options.freshness?.heartbeat(sentAt, position);
       return;
     }
-    if (liveness.live) handlers.onChange(parseChangePayload(payload));
+    const notification = parseChangePayload(payload);
+    if (notification.kind === 'committed') {
+      options.freshness?.committed(notification.id, notification.position);
+      return;
+    }
+    // Heard, live or not: a replica read must wait for it either way.
+    options.freshness?.heard(notification.id, now());
+    if (liveness.live) handlers.onChange(notification);
   };
 
   let listener: postgres.Sql | undefined;
@@ -125,8 +144,9 @@ export async function listenToPostgres(
     else if (listening) liveness.up();
     if (!heartbeatPending) {
       heartbeatPending = true;
-      const payload = `${HEARTBEAT_PREFIX}${feedId}@${now()}`;
-      pool`select pg_notify(${PROFILE_CHANGES_CHANNEL}, ${payload})`.then(
+      // The primary's WAL insert position when the heartbeat runs covers every change heard before it was sent.
+      const payload = `${HEARTBEAT_PREFIX}${feedId}@${now()}@`;
+      pool`select pg_notify(${PROFILE_CHANGES_CHANNEL}, ${payload} || pg_current_wal_insert_lsn()::text)`.then(
         () => {
           heartbeatPending = false;
         },
@@ -167,7 +187,8 @@ export async function listenToPostgres(
 export async function listenToPglite(client: PGlite, handlers: ChangeFeedHandlers): Promise<ChangeFeed> {
   const liveness = new Liveness(handlers);
   const unlisten = await client.listen(PROFILE_CHANGES_CHANNEL, (payload) => {
-    handlers.onChange(parseChangePayload(payload));
+    const notification = parseChangePayload(payload);
+    if (notification.kind !== 'committed') handlers.onChange(notification);
   });
   liveness.up();
   return {

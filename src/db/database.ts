@@ -11,23 +11,17 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
+import type { Logger } from 'pino';
+import type { DatabasePoolMode } from '../config/config.js';
 import { type ChangeFeed, type ChangeFeedHandlers, listenToPglite, listenToPostgres } from './change-feed.js';
 import { type FolderLock, lockFolder } from './folder-lock.js';
+import { Freshness } from './freshness.js';
+import { migrateWithLock } from './migrations.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
-import {
-  MAX_RECONNECT_DELAY_SECONDS,
-  parseTextArray,
-  queryDeadlineMs,
-  reconnectDelaySeconds,
-  silenceTimeoutMs,
-  TEXT_ARRAY_OID,
-  textArrayLiteral,
-  withDeadline,
-} from './postgres-deadlines.js';
-import { postgresSockets } from './postgres-sockets.js';
+import { APPLICATION_NAME, servicePool, singleSession } from './postgres-client.js';
+import { MAX_RECONNECT_DELAY_SECONDS, queryDeadlineMs, withDeadline } from './postgres-deadlines.js';
 import { containLostTransactions } from './postgres-transactions.js';
+import { ReplicaSet, type ReplicaStatus } from './replicas.js';
 import * as schema from './schema.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -43,8 +37,20 @@ export interface DatabaseOptions {
   poolSize?: number;
   connectTimeoutSeconds?: number;
   statementTimeoutMs?: number;
+  /** Streaming read replicas of `url`: reads of the request path go to them (./replicas.ts). */
+  replicaUrls?: readonly string[];
+  /** A direct session to the primary for LISTEN, when `url` goes through a pooler; default `url`. */
+  listenUrl?: string;
+  /** `transaction` when `url` and the replica URLs go through a transaction-mode pooler. */
+  poolMode?: DatabasePoolMode;
+  /** A replica further behind than this is not read from. */
+  replicaMaxLagMs?: number;
+  /** How long `migrate()` waits for another process's migration lock (tests shorten it). */
+  migrationLockTimeoutMs?: number;
   /** Sees every SQL statement; tests use it to count round trips. */
   logger?: DrizzleLogger;
+  /** Where the database layer tells operators what they should know (a lock waited for, a replica out of use). */
+  log?: Logger;
 }
 
 export interface DatabaseHandle {
@@ -59,8 +65,16 @@ export interface DatabaseHandle {
    * `isDatabaseUnavailable()` recognises. On PGlite it just runs the work.
    */
   guard<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs one read of the request path that a replica may answer (lookups, batch, search, reverse
+   * lookup, name checks): on a replica in use, else on the primary under `guard`. Owner checks,
+   * imports and migrations stay on the primary (`db`, `guard`).
+   */
+  read<T>(work: (db: Database) => Promise<T>): Promise<T>;
   /** Cheap reachability probe for readiness checks; bounded by the same deadline, never refused. */
   ping(): Promise<void>;
+  /** Each replica: in use or why not, lag, reads (undefined without replicas). */
+  replicas?(): ReplicaStatus[];
   /** Starts hearing which profiles change (see change-feed.ts). */
   listenForChanges(handlers: ChangeFeedHandlers): Promise<ChangeFeed>;
   /** Figures for metrics: connections, and failed queries by kind (PostgreSQL only). */
@@ -76,76 +90,41 @@ export interface DatabaseStats {
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
-/** Arbitrary constant: the advisory lock that serialises migrations across processes. */
-const MIGRATION_LOCK_ID = 7_240_431;
-
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   return options.url === undefined ? openPglite(options) : openPostgres(options.url, options);
 }
 
-function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
-  const statementTimeout = options.statementTimeoutMs ?? 5000;
-  const connectTimeout = options.connectTimeoutSeconds ?? 5;
+async function openPostgres(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
+  const settings = {
+    poolSize: options.poolSize ?? 10,
+    connectTimeoutSeconds: options.connectTimeoutSeconds ?? 5,
+    statementTimeoutMs: options.statementTimeoutMs ?? 5000,
+    poolMode: options.poolMode ?? 'session',
+  } as const;
   // connect_timeout and statement_timeout leave waits unbounded; see postgres-deadlines.ts.
-  const deadlineMs = queryDeadlineMs(connectTimeout, statementTimeout);
-  const poolSize = options.poolSize ?? 10;
-  let closing = false;
-  const sockets = postgresSockets({
-    silenceMs: silenceTimeoutMs(connectTimeout, statementTimeout),
-    youngMs: connectTimeout * 1000,
-    maxStarts: poolSize,
-    closing: () => closing,
-  });
-  const client = postgres(url, {
-    max: poolSize,
-    connect_timeout: connectTimeout,
-    idle_timeout: 60,
-    backoff: reconnectDelaySeconds,
-    // The array types would be fetched with one more round trip on every new connection: on a
-    // slow link that alone pushed a new connection's first read past the deadline. Our only
-    // array parameter is text[], serialised below; array results would come back as text.
-    fetch_types: false,
-    types: {
-      textArray: { to: TEXT_ARRAY_OID, from: [TEXT_ARRAY_OID], serialize: textArrayLiteral, parse: parseTextArray },
-    },
-    onnotice: () => {},
-    connection: {
-      statement_timeout: statementTimeout,
-      application_name: 'name-profile-service',
-      // Every statement here is an index lookup or a batch of them. PostgreSQL compiles a plan
-      // whose estimated cost passes jit_above_cost, and a misestimate (tables not analyzed yet)
-      // made a lookup of 100 names take 35 ms instead of 4 ms, compiling on every execution.
-      jit: 'off',
-    },
-    // A documented postgres.js option that its type declarations lack.
-    ...({ socket: sockets.socket } as object),
-  });
+  const deadlineMs = queryDeadlineMs(settings.connectTimeoutSeconds, settings.statementTimeoutMs);
+  const pool = servicePool(url, settings);
+  const client = pool.sql;
   const gate = new OutageGate(MAX_RECONNECT_DELAY_SECONDS * 1000);
   containLostTransactions(client);
-  const db = drizzlePostgres(client, { schema, logger: options.logger ?? false });
+  const drizzleOptions = { schema, logger: options.logger ?? false };
+  const db = drizzlePostgres(client, drizzleOptions);
+  const guard = <T>(work: () => Promise<T>) => gate.run(() => withDeadline(work, deadlineMs));
+  const freshness = new Freshness();
+  const replicas = await openReplicas(options, settings, { sql: client, db, guard }, freshness);
   return {
     db,
     kind: 'postgres',
-    async migrate() {
-      // A connection of its own without the API's statement timeout: a migration may run long,
-      // and so may the wait for another process's migration lock. Ending the session releases
-      // the lock.
-      const migrator = postgres(url, {
-        max: 1,
-        connect_timeout: connectTimeout,
-        onnotice: () => {},
-        connection: { statement_timeout: 0, application_name: 'name-profile-service migrate' },
-      });
-      try {
-        await migrator`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
-        await migratePostgres(drizzlePostgres(migrator), { migrationsFolder: MIGRATIONS_FOLDER });
-      } finally {
-        await migrator.end({ timeout: 5 });
-      }
-    },
-    guard(work) {
-      return gate.run(() => withDeadline(work, deadlineMs));
-    },
+    migrate: () =>
+      migrateWithLock(url, {
+        migrationsFolder: MIGRATIONS_FOLDER,
+        connectTimeoutSeconds: settings.connectTimeoutSeconds,
+        poolMode: settings.poolMode,
+        log: options.log,
+        lockTimeoutMs: options.migrationLockTimeoutMs,
+      }),
+    guard,
+    read: (work) => (replicas === undefined ? guard(() => work(db)) : replicas.read(work)),
     async ping() {
       // Not refused by the gate (readiness must ask the server), but a success reopens it.
       await gate.observe(() => withDeadline(() => client`select 1`, deadlineMs));
@@ -154,22 +133,54 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       listenToPostgres(
         {
           pool: client,
+          // A session of its own, directly on the primary: a pooler would not pass LISTEN on.
           connectListener: () =>
-            postgres(url, {
-              max: 1,
-              connect_timeout: connectTimeout,
-              onnotice: () => {},
-              connection: { application_name: 'name-profile-service listen' },
-            }),
+            singleSession(options.listenUrl ?? url, { ...settings, poolMode: 'session' }, `${APPLICATION_NAME} listen`),
+          freshness,
         },
         handlers,
       ),
-    stats: () => ({ openConnections: sockets.open, maxConnections: poolSize, failedQueries: gate.failures }),
+    replicas: replicas === undefined ? undefined : () => replicas.status(),
+    stats: () => ({
+      openConnections: pool.sockets.open,
+      maxConnections: settings.poolSize,
+      failedQueries: gate.failures,
+    }),
     async close() {
-      closing = true;
-      await client.end({ timeout: 5 });
+      await replicas?.close();
+      await pool.end();
     },
   };
+}
+
+/** The replicas of DATABASE_REPLICA_URLS, probed once before the first read; undefined without any. */
+async function openReplicas(
+  options: DatabaseOptions,
+  settings: Parameters<typeof servicePool>[1],
+  primary: ConstructorParameters<typeof ReplicaSet>[0]['primary'],
+  freshness: Freshness,
+): Promise<ReplicaSet | undefined> {
+  const urls = options.replicaUrls ?? [];
+  if (urls.length === 0) return undefined;
+  const set = new ReplicaSet({
+    primary,
+    replicas: urls.map((replicaUrl) => {
+      const { sql, end } = servicePool(replicaUrl, settings);
+      const db = drizzlePostgres(sql, { schema, logger: options.logger ?? false });
+      return { label: serverLabel(replicaUrl), sql, db, end };
+    }),
+    freshness,
+    maxLagMs: options.replicaMaxLagMs ?? 5000,
+    log: options.log,
+  });
+  await set.probe();
+  return set;
+}
+
+/** `host:port/database` of a PostgreSQL URL: no user, no password. */
+export function serverLabel(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
 }
 
 async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
@@ -196,6 +207,7 @@ async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
       // In-process: no network, no connections to lose, nothing to wait for but the work.
       return work();
     },
+    read: (work) => work(db),
     async ping() {
       await client.query('select 1');
     },

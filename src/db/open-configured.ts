@@ -3,6 +3,8 @@
  * setting the operator has to fix (DATABASE_URL or DATA_DIR) rather than a raw ECONNREFUSED or
  * EROFS. The data commands use it; the server's start-up can use the same explanation.
  */
+import { sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { type DatabaseHandle, openDatabase } from './database.js';
 import { FolderInUseError } from './folder-lock.js';
@@ -25,8 +27,18 @@ export class DatabaseOpenError extends Error {
   }
 }
 
+export interface OpenConfiguredOptions {
+  /** Where the database layer reports to operators (a lock waited for, a replica out of use). */
+  log?: Logger;
+  /** Open DATABASE_REPLICA_URLS for reads (the server); the data commands write, and need none. */
+  replicas?: boolean;
+}
+
 /** The database the configuration names, opened and migrated: what the server and the CLIs use. */
-export async function openConfiguredDatabase(config: Config): Promise<DatabaseHandle> {
+export async function openConfiguredDatabase(
+  config: Config,
+  options: OpenConfiguredOptions = {},
+): Promise<DatabaseHandle> {
   let database: DatabaseHandle | undefined;
   try {
     database = await openDatabase({
@@ -35,14 +47,41 @@ export async function openConfiguredDatabase(config: Config): Promise<DatabaseHa
       poolSize: config.dbPoolSize,
       connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
       statementTimeoutMs: config.dbStatementTimeoutMs,
+      replicaUrls: options.replicas === true ? config.databaseReplicaUrls : [],
+      listenUrl: config.databaseListenUrl,
+      poolMode: config.databasePoolMode,
+      replicaMaxLagMs: config.replicaMaxLagMs,
+      log: options.log,
     });
     // The first statement: for PostgreSQL, where a wrong URL shows.
     await database.migrate();
+    if (config.databasePoolMode === 'transaction' && options.log !== undefined) {
+      await warnOfServerDefaults(database, options.log, config.dbStatementTimeoutMs);
+    }
     return database;
   } catch (error) {
     await database?.close().catch(() => {});
     throw explainOpenFailure(config, error) ?? error;
   }
+}
+
+/**
+ * Through a transaction-mode pooler the service sends no start-up parameters, so the server's
+ * own settings apply: say so when they are not what the service would have set.
+ */
+async function warnOfServerDefaults(database: DatabaseHandle, log: Logger, statementTimeoutMs: number): Promise<void> {
+  const [row] = (await database.db.execute(
+    sql`select current_setting('statement_timeout') as timeout, current_setting('jit') as jit`,
+  )) as unknown as Array<{ timeout: string; jit: string }>;
+  if (row === undefined) return;
+  const advice: string[] = [];
+  if (row.timeout === '0') advice.push(`ALTER ROLE … SET statement_timeout = '${statementTimeoutMs}ms'`);
+  if (row.jit === 'on') advice.push('ALTER ROLE … SET jit = off');
+  if (advice.length === 0) return;
+  log.warn(
+    { statementTimeout: row.timeout, jit: row.jit, advice },
+    'DATABASE_POOL_MODE=transaction: the server runs with its own statement_timeout and jit settings; set them for the service role (or in the pooler connect_query)',
+  );
 }
 
 /** Where the data lives, for messages: the URL without its password, or the folder. */

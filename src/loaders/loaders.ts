@@ -35,10 +35,10 @@ export const MAX_NAMES_PER_STATEMENT = 500;
 export type SharedProfileLookups = DataLoader<string, Profile | null>;
 
 export function createSharedProfileLookups(database: DatabaseHandle): SharedProfileLookups {
-  const { db } = database;
   return new DataLoader(
     async (names: readonly string[]) => {
-      const rows = await database.guard(() => findProfilesByNames(db, [...new Set(names)]));
+      // A replica may answer (src/db/replicas.ts); owner checks below stay on the primary.
+      const rows = await database.read((db) => findProfilesByNames(db, [...new Set(names)]));
       const found = new Map(rows.map((row) => [row.name, new Profile(row)]));
       return names.map((name) => found.get(name) ?? null);
     },

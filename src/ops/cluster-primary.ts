@@ -25,7 +25,7 @@ interface WorkerState {
 export async function runClusterPrimary(config: Config, logger: Logger): Promise<void> {
   // Once here, so that N workers do not race to migrate (the advisory lock would serialise
   // them anyway) and a failing migration stops start-up once, with one message.
-  const database = await openConfiguredDatabase(config);
+  const database = await openConfiguredDatabase(config, { log: logger });
   await database.close();
 
   serveClusterMetrics();

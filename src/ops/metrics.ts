@@ -5,6 +5,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DatabaseHandle, DatabaseStats } from '../db/database.js';
+import type { ReplicaStatus } from '../db/replicas.js';
 import type { ProfileCacheStats } from '../service/profile-cache.js';
 
 /** Seconds; from a cache hit to a request that waited for a database timeout. */
@@ -66,6 +67,7 @@ export function createMetrics(database: DatabaseHandle, cacheStats: () => Profil
   registerCacheMetrics(own, cacheStats);
   // The embedded database (PGlite) has no pool and no network to fail.
   if (database.stats !== undefined) registerDatabaseMetrics(own, database.stats.bind(database));
+  if (database.replicas !== undefined) registerReplicaMetrics(own, database.replicas.bind(database));
 
   const registry = Registry.merge([own, defaultMetricsRegistry()]);
   return {
@@ -112,6 +114,47 @@ function registerDatabaseMetrics(registry: Registry, stats: () => DatabaseStats)
         // Adding 0 makes every kind visible from the first scrape.
         this.inc({ kind }, Math.max(total - known, 0));
         counted.set(kind, Math.max(total, known));
+      }
+    },
+  });
+}
+
+/** Each read replica: in use or not (and why), lag, reads; read from the replica set when Prometheus scrapes. */
+function registerReplicaMetrics(registry: Registry, replicas: () => ReplicaStatus[]): void {
+  const counted = new Map<string, number>();
+  new Gauge({
+    name: 'database_replica_in_use',
+    help: '1 while reads go to this replica; 0 while it is unreachable, not a standby, lagging, or replaying a change this process heard of (label reason).',
+    labelNames: ['replica', 'reason'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const status of replicas())
+        this.set({ replica: status.replica, reason: status.reason }, status.inUse ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'database_replica_lag_seconds',
+    help: 'How far the replica is behind the primary (how long ago the primary was where it has replayed to); absent while unknown.',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const status of replicas()) {
+        if (status.lagMs !== null) this.set({ replica: status.replica }, status.lagMs / 1000);
+      }
+    },
+  });
+  new Counter({
+    name: 'database_replica_reads_total',
+    help: 'Reads of the request path answered by the replica.',
+    labelNames: ['replica'] as const,
+    registers: [registry],
+    collect() {
+      for (const status of replicas()) {
+        const known = counted.get(status.replica) ?? 0;
+        this.inc({ replica: status.replica }, Math.max(status.reads - known, 0));
+        counted.set(status.replica, Math.max(status.reads, known));
       }
     },
   });

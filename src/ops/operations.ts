@@ -62,6 +62,7 @@ export function createOperations({ database, logger, cacheStats }: OperationsDep
     registerRoutes(router) {
       registerOperationsRoutes(router, {
         readiness,
+        replicas: database.replicas?.bind(database),
         renderMetrics: cluster.isWorker ? clusterMetricsRenderer(metrics.registry) : metrics.render,
         metricsContentType: metrics.contentType,
         logger,

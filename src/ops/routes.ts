@@ -4,6 +4,7 @@
  * `/metrics` (Prometheus text).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ReplicaStatus } from '../db/replicas.js';
 import { sendJson } from '../http/respond.js';
 import type { Router } from '../http/router.js';
 import type { Logger } from './logger.js';
@@ -18,6 +19,8 @@ export const METRICS_PATH = '/metrics';
 
 export interface OperationsRoutesDeps {
   readiness: Readiness;
+  /** Each read replica's state, shown by /readyz; undefined without replicas. */
+  replicas?: () => ReplicaStatus[];
   renderMetrics(): Promise<string>;
   metricsContentType: string;
   logger: Logger;
@@ -28,14 +31,20 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 export function registerOperationsRoutes(router: Router, deps: OperationsRoutesDeps): void {
   router.on(['GET', 'HEAD'], HEALTH_PATH, (req, res) => sendJson(req, res, 200, { status: 'ok' }, NO_STORE));
 
-  router.on(['GET', 'HEAD'], READINESS_PATH, (req, res) => void answerReadiness(req, res, deps.readiness));
+  router.on(['GET', 'HEAD'], READINESS_PATH, (req, res) => void answerReadiness(req, res, deps));
   router.on(['GET', 'HEAD'], METRICS_PATH, (req, res) => void answerMetrics(req, res, deps));
 }
 
-async function answerReadiness(req: IncomingMessage, res: ServerResponse, readiness: Readiness): Promise<void> {
-  const result = await readiness.check();
+/**
+ * Ready while the primary answers; replicas are reported, never a reason to be unready (reads
+ * go to the primary without them). A replica's error text is not shown: probes may reach the
+ * load balancer's network, so the body says only what state each replica is in.
+ */
+async function answerReadiness(req: IncomingMessage, res: ServerResponse, deps: OperationsRoutesDeps): Promise<void> {
+  const result = await deps.readiness.check();
+  const replicas = deps.replicas?.().map(({ replica, inUse, reason, lagMs }) => ({ replica, inUse, reason, lagMs }));
   if (result.ready) {
-    sendJson(req, res, 200, { status: 'ok' }, NO_STORE);
+    sendJson(req, res, 200, { status: 'ok', ...(replicas === undefined ? {} : { replicas }) }, NO_STORE);
   } else {
     sendJson(
       req,

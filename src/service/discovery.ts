@@ -8,7 +8,7 @@
  * first point is drawn before anything else (as for every call); a page is cut to the points that
  * are left, and the rest is drawn once the page is known. The name check costs one point.
  */
-import type { DatabaseHandle } from '../db/database.js';
+import type { Database, DatabaseHandle } from '../db/database.js';
 import { findNamesByPrefix, findNamesByWallet } from '../db/discovery-queries.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
 import { checkName, isUnicodeText, type NameCheckResult } from '../names/name-check.js';
@@ -105,7 +105,8 @@ const PREFIX_CHARACTERS = /^[\p{L}\p{Nd}][\p{L}\p{Nd}._-]*$/u;
 const CONTROL_CHARACTER = /\p{Cc}/u;
 
 /** Reads one page: `limit` rows at most, after the position `after`. */
-type PageReader = (after: string | undefined, limit: number) => Promise<string[]>;
+/** Reads a page on the server `db` it is given (a replica or the primary, see DatabaseHandle.read). */
+type PageReader = (db: Database, after: string | undefined, limit: number) => Promise<string[]>;
 
 interface Listing {
   /** Identifies the query in its cursors. */
@@ -138,7 +139,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
     }
     // The first point is paid; a page holds no more names than the points left (plus that one).
     const size = rateLimit === undefined ? first : Math.min(first, rateLimit.remaining + 1);
-    const rows = await read(request, rateLimit, () => database.guard(() => listing.read(after, size + 1)));
+    const rows = await read(request, rateLimit, () => database.read((db) => listing.read(db, after, size + 1)));
     const names = rows.slice(0, size);
     const charged = names.length > 1 ? await spend(limits.profile, request, names.length - 1) : rateLimit;
     const cursors = cursorsFor(listing.scope, names);
@@ -170,7 +171,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
             (namespace === undefined || parsed.domain === namespace)
           );
         },
-        read: (after, limit) => findNamesByPrefix(database.db, { prefix, namespace, after, limit }),
+        read: (db, after, limit) => findNamesByPrefix(db, { prefix, namespace, after, limit }),
       });
     },
 
@@ -182,7 +183,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
       return listPage(request, rateLimit, input, {
         scope: `wallet\n${addressKey}`,
         admits: (name) => parseNameId(name)?.name === name,
-        read: (after, limit) => findNamesByWallet(database.db, { addressKey, after, limit }),
+        read: (db, after, limit) => findNamesByWallet(db, { addressKey, after, limit }),
       });
     },
 

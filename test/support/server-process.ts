@@ -32,6 +32,10 @@ const SERVICE_VARIABLES = [
   'DB_STATEMENT_TIMEOUT_MS',
   'SHUTDOWN_TIMEOUT_MS',
   'RATE_LIMIT_PREFIX',
+  'DATABASE_REPLICA_URLS',
+  'DATABASE_LISTEN_URL',
+  'DATABASE_POOL_MODE',
+  'REPLICA_MAX_LAG_MS',
 ];
 
 /** The V8 flags `npm start` passes to the service: package.json's `config.nodeFlags`. */
