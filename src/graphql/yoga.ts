@@ -21,6 +21,7 @@ import type { Logger } from '../ops/logger.js';
 import type { AvatarService } from '../service/avatars.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
+import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from './compiled-by-shape.js';
 import type { GraphQLContext } from './context.js';
 import { maskError } from './errors.js';
 import { renderGraphiQL } from './graphiql.js';
@@ -50,6 +51,10 @@ export interface GraphQLServerDeps {
   logger: Logger;
   /** Extra Yoga plugins (operations), after the limits (always on). */
   plugins?: Plugin[];
+  /** The document caches and their memory bound; made here unless given (tests look into them). */
+  documents?: DocumentCaches<ShapePlan>;
+  /** Compiled execution (graphql-jit), on unless false: tests compare answers without it. */
+  compiledExecution?: boolean;
 }
 
 /**
@@ -58,14 +63,16 @@ export interface GraphQLServerDeps {
  * millisecond and 50 KB for a one-profile document), so a document is compiled on its
  * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has
  * room for the compiled query (see document-memory.ts): compiled queries live and die with
- * their cache entries.
+ * their cache entries. Queries with string literals are compiled once per shape instead
+ * (./compiled-by-shape.ts), unless their shape cannot be.
  */
-function compiledExecution(documents: DocumentCaches): ReturnType<typeof useGraphQlJit> {
+function compiledExecution(documents: DocumentCaches, byShape: CompiledByShape): ReturnType<typeof useGraphQlJit> {
   const executions = new WeakMap<DocumentNode, number>();
   return useGraphQlJit(
     {},
     {
-      enableIf: ({ document }) => {
+      enableIf: ({ document, operationName }) => {
+        if (byShape.takes(document, operationName)) return false;
         const count = (executions.get(document) ?? 0) + 1;
         if (count >= COMPILE_AFTER_EXECUTIONS) return documents.reserveCompiled(document);
         executions.set(document, count);
@@ -84,8 +91,10 @@ export function createGraphQLServer({
   config,
   logger,
   plugins = [],
+  documents = createDocumentCaches<ShapePlan>(),
+  compiledExecution: compiled = true,
 }: GraphQLServerDeps): GraphQLServer {
-  const documents = createDocumentCaches();
+  const byShape = compiledExecutionByShape(schema, documents.plans);
   return createYoga<NodeServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -114,7 +123,7 @@ export function createGraphQLServer({
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,
       validationByShape(schema),
-      compiledExecution(documents),
+      ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape)] : []),
       ...plugins,
     ],
     context: ({ req, res }): GraphQLContext => ({

@@ -5,7 +5,7 @@
  */
 import { loadConfig } from '../../src/config/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
-import { createGraphQLServer, type GraphQLServer } from '../../src/graphql/yoga.js';
+import { createGraphQLServer, type GraphQLServer, type GraphQLServerDeps } from '../../src/graphql/yoga.js';
 import { createRateLimits } from '../../src/limits/create-rate-limits.js';
 import type { RateLimits } from '../../src/limits/rate-limit.js';
 import { createLogger, type Logger } from '../../src/ops/logger.js';
@@ -21,17 +21,21 @@ export interface InProcessService {
   close(): Promise<void>;
 }
 
+/** GraphQL server settings a test may choose (its document caches, compiled execution). */
+export type GraphQLOptions = Pick<GraphQLServerDeps, 'documents' | 'compiledExecution'>;
+
 /** The service and its GraphQL server on `database`, configured by `env` (NODE_ENV=test unless given). */
 export function serviceOn(
   database: DatabaseHandle,
   env: Record<string, string> = {},
   logger: Logger = createLogger('silent', { pretty: false }),
+  graphql: GraphQLOptions = {},
 ): InProcessService {
   const config = loadConfig({ NODE_ENV: 'test', ...env });
   const limits = createRateLimits(config, logger);
   const cache = new ProfileCache(0, () => false);
   const profiles = createProfilesService({ database, limits, cache, logger });
   const avatars = createAvatarService(profiles, new Links(config.publicUrl));
-  const yoga = createGraphQLServer({ profiles, avatars, config, logger });
+  const yoga = createGraphQLServer({ profiles, avatars, config, logger, ...graphql });
   return { profiles, limits, yoga, close: () => limits.close() };
 }

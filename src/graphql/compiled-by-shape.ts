@@ -1,0 +1,153 @@
+/**
+ * Compiled execution by shape: every query that differs from another only in its string literals
+ * (a name written into each document: a new text, and a new parsed document, per request) runs
+ * one compiled plan (graphql-jit). Compiling per document object cannot serve them, as none of
+ * them is executed twice.
+ *
+ * Executions are counted per shape and operation; on the COMPILE_AFTER_EXECUTIONS-th, the
+ * document at hand is hoisted (./literal-hoisting.ts: its string literals become variables) and
+ * compiled, and the plan is kept in the document cache's byte bound (document-memory.ts), counted
+ * like a document's compiled query. From then on a document of that shape runs the plan, with
+ * the client's variables and its own literals as the hoisted variables' values. Its answer is the
+ * one uncompiled execution would give:
+ * - error locations are moved from the document the plan was compiled from to the one executed
+ *   (./literal-locations.ts);
+ * - variables of the client's that do not coerce fail before any resolver runs, and are answered
+ *   by uncompiled execution, so their messages are graphql-js's own;
+ * - literal `@skip`/`@include` conditions are decided when hoisting, and operations whose errors
+ *   graphql-jit would report otherwise (./jit-error-parity.ts) are not compiled.
+ * A shape that is not compiled (a mutation, a block string, a literal outside a field argument, a
+ * condition on a variable, errors as above, a plan that would not fit) is left to compiled
+ * execution per document, as are documents without string literals.
+ */
+import type { DocumentNode, ExecutionArgs, ExecutionResult, GraphQLSchema } from 'graphql';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+import { COMPILE_AFTER_EXECUTIONS, type PlanCache } from '../limits/document-memory.js';
+import { type DocumentShape, shapeOf } from './document-shape.js';
+import { jitErrorsMatch } from './jit-error-parity.js';
+import { type HoistedVariable, hoistLiterals } from './literal-hoisting.js';
+import { type LiteralPlace, literalPlaces, relocatedErrors } from './literal-locations.js';
+
+/** A compiled query that answers every document of one shape, given its literals. */
+export interface ShapePlan {
+  run(rootValue: unknown, contextValue: unknown, variables: Record<string, unknown>): PromiseOrValue<ExecutionResult>;
+  /** The variables that stand for literals. */
+  variables: readonly HoistedVariable[];
+  /** The literals of the document the plan was compiled from (its error locations are there). */
+  literals: readonly LiteralPlace[];
+}
+
+type PromiseOrValue<T> = Promise<T> | T;
+
+/** Executions counted for shapes not compiled yet, at most this many bytes of their keys. */
+export const COUNTED_SHAPE_BYTES = 4 * 1024 * 1024;
+
+/** What is known of a shape that has no plan. */
+interface ShapeCount {
+  executions: number;
+  /** False once the shape was found not hoistable, or too large to compile. */
+  compilable: boolean;
+}
+
+export interface CompiledByShape {
+  plugin: Plugin;
+  /** Whether documents of the shape of `document` run by shape, and not compiled one by one. */
+  takes(document: DocumentNode, operationName: string | null | undefined): boolean;
+  /** Plans compiled so far (for tests). */
+  compilations(): number;
+}
+
+export function compiledExecutionByShape(
+  schema: GraphQLSchema,
+  plans: PlanCache<ShapePlan>,
+  countedBytes = COUNTED_SHAPE_BYTES,
+): CompiledByShape {
+  const counts = new LRUCache<string, ShapeCount>({
+    maxSize: countedBytes,
+    sizeCalculation: (_count, key) => key.length * 2 + 64,
+  });
+  let compilations = 0;
+
+  const planFor = (shape: DocumentShape, document: DocumentNode, operationName: string | null | undefined) => {
+    const key = planKey(shape, operationName);
+    const plan = plans.get(key);
+    if (plan !== undefined) return plan;
+    let count = counts.get(key);
+    if (count === undefined) {
+      count = { executions: 0, compilable: true };
+      counts.set(key, count);
+    }
+    if (!count.compilable) return undefined;
+    count.executions += 1;
+    if (count.executions < COMPILE_AFTER_EXECUTIONS) return undefined;
+    const characters = document.loc?.source.body.length ?? 0;
+    const compiled = plans.fits(characters) ? compilePlan(schema, document, operationName, shape) : undefined;
+    if (compiled === undefined) {
+      count.compilable = false;
+      return undefined;
+    }
+    compilations += 1;
+    plans.set(key, compiled, characters);
+    // Should the plan be evicted, the shape is counted anew, as an evicted document is.
+    counts.delete(key);
+    return compiled;
+  };
+
+  const plugin: Plugin = {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const shape = shapeOf(args.document);
+      if (shape === undefined) return;
+      const plan = planFor(shape, args.document, args.operationName);
+      if (plan === undefined) return;
+      setExecuteFn((executionArgs) => runPlan(plan, shape, executionArgs, executeFn));
+    },
+  };
+
+  return {
+    plugin,
+    takes(document, operationName) {
+      const shape = shapeOf(document);
+      return shape !== undefined && counts.peek(planKey(shape, operationName))?.compilable !== false;
+    },
+    compilations: () => compilations,
+  };
+}
+
+/** Operation names hold no NUL character and shapes do not start with one: keys never meet. */
+function planKey(shape: DocumentShape, operationName: string | null | undefined): string {
+  return operationName == null ? shape.text : `${operationName}\u0000${shape.text}`;
+}
+
+function compilePlan(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  shape: DocumentShape,
+): ShapePlan | undefined {
+  const hoisted = hoistLiterals(schema, document, operationName, shape.literals);
+  if (hoisted === undefined || !jitErrorsMatch(schema, hoisted.document, hoisted.operation)) return undefined;
+  const compiled = compileQuery(schema, hoisted.document, operationName ?? undefined);
+  if (!isCompiledQuery(compiled)) return undefined;
+  return { run: compiled.query, variables: hoisted.variables, literals: literalPlaces(shape.literals) };
+}
+
+function runPlan(
+  plan: ShapePlan,
+  shape: DocumentShape,
+  args: ExecutionArgs,
+  uncompiled: (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>,
+): PromiseOrValue<ExecutionResult> {
+  const variables: Record<string, unknown> = { ...args.variableValues };
+  for (const { name, literal } of plan.variables) variables[name] = shape.literals[literal]?.value;
+  const answer = (result: ExecutionResult): PromiseOrValue<ExecutionResult> => {
+    // Without data the plan refused the client's variables, before running any resolver.
+    if (!('data' in result)) return uncompiled(args);
+    if (result.errors === undefined) return result;
+    // Errors first, as graphql-js builds its answers: the JSON text is the same too.
+    return { errors: relocatedErrors(result.errors, plan.literals, literalPlaces(shape.literals)), data: result.data };
+  };
+  const result = plan.run(args.rootValue, args.contextValue, variables);
+  return result instanceof Promise ? result.then(answer) : answer(result);
+}
