@@ -3,7 +3,8 @@
  * data: documents that differ only in their string literals share one compiled plan, its answers
  * are those of uncompiled execution to the byte (generated documents against a server without
  * compiled execution), errors point into the document executed, and plans stay within the
- * document cache's bound.
+ * document cache's bound. Documents compiled one by one answer variables they refuse like
+ * uncompiled execution too.
  */
 import fc from 'fast-check';
 import { parseValue, type StringValueNode } from 'graphql';
@@ -144,6 +145,28 @@ describe('compiled execution by shape', () => {
           answer: expected.text,
           status: expected.status,
         });
+      }
+    }
+  });
+
+  it('answers variables it refuses as uncompiled execution does, also for documents compiled one by one', async () => {
+    const ask = server();
+    const uncompiled = server({ compiledExecution: false });
+    const refused: Array<Record<string, unknown>> = [{ name: 'demo@me', size: 'big' }, { size: 16 }, { name: 7 }];
+    // Without string literals (compiled per document), and with one (compiled by shape).
+    for (const text of [
+      'query ($name: String!, $size: Int) { profile(name: $name) { avatarUrl(size: $size) } }',
+      'query ($name: String!, $size: Int) { profile(name: $name) { avatarUrl(size: $size) record(type: "name") { key } } }',
+    ]) {
+      for (let i = 0; i < COMPILE_AFTER_EXECUTIONS; i += 1) await ask(text, { name: 'demo@me', size: 16 });
+      for (const variables of refused) {
+        const [answer, expected] = [await ask(text, variables), await uncompiled(text, variables)];
+        expect({ variables, answer: answer.text, status: answer.status }).toEqual({
+          variables,
+          answer: expected.text,
+          status: expected.status,
+        });
+        expect(answer.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
       }
     }
   });

@@ -12,8 +12,8 @@
  * one uncompiled execution would give:
  * - error locations are moved from the document the plan was compiled from to the one executed
  *   (./literal-locations.ts);
- * - variables of the client's that do not coerce fail before any resolver runs, and are answered
- *   by uncompiled execution, so their messages are graphql-js's own;
+ * - variables of the client's that do not coerce are answered by uncompiled execution
+ *   (./refused-variables.ts);
  * - literal `@skip`/`@include` conditions are decided when hoisting, and operations whose errors
  *   graphql-jit would report otherwise (./jit-error-parity.ts) are not compiled.
  * A shape that is not compiled (a mutation, a block string, a literal outside a field argument, a
@@ -29,6 +29,7 @@ import { type DocumentShape, shapeOf } from './document-shape.js';
 import { jitErrorsMatch } from './jit-error-parity.js';
 import { type HoistedVariable, hoistLiterals } from './literal-hoisting.js';
 import { type LiteralPlace, literalPlaces, relocatedErrors } from './literal-locations.js';
+import { type PromiseOrValue, refusedBeforeRunning } from './refused-variables.js';
 
 /** A compiled query that answers every document of one shape, given its literals. */
 export interface ShapePlan {
@@ -38,8 +39,6 @@ export interface ShapePlan {
   /** The literals of the document the plan was compiled from (its error locations are there). */
   literals: readonly LiteralPlace[];
 }
-
-type PromiseOrValue<T> = Promise<T> | T;
 
 /** Executions counted for shapes not compiled yet, at most this many bytes of their keys. */
 export const COUNTED_SHAPE_BYTES = 4 * 1024 * 1024;
@@ -142,8 +141,7 @@ function runPlan(
   const variables: Record<string, unknown> = { ...args.variableValues };
   for (const { name, literal } of plan.variables) variables[name] = shape.literals[literal]?.value;
   const answer = (result: ExecutionResult): PromiseOrValue<ExecutionResult> => {
-    // Without data the plan refused the client's variables, before running any resolver.
-    if (!('data' in result)) return uncompiled(args);
+    if (refusedBeforeRunning(result)) return uncompiled(args);
     if (result.errors === undefined) return result;
     // Errors first, as graphql-js builds its answers: the JSON text is the same too.
     return { errors: relocatedErrors(result.errors, plan.literals, literalPlaces(shape.literals)), data: result.data };

@@ -27,6 +27,7 @@ import { maskError } from './errors.js';
 import { renderGraphiQL } from './graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TABS } from './graphiql-example.js';
 import { httpCachingPlugin } from './http-caching.js';
+import { uncompiledWhenRefused } from './refused-variables.js';
 import { schema } from './schema.js';
 import { streamingHeadersPlugin } from './streaming-headers.js';
 import { validationByShape } from './validation-by-shape.js';
@@ -64,11 +65,12 @@ export interface GraphQLServerDeps {
  * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has
  * room for the compiled query (see document-memory.ts): compiled queries live and die with
  * their cache entries. Queries with string literals are compiled once per shape instead
- * (./compiled-by-shape.ts), unless their shape cannot be.
+ * (./compiled-by-shape.ts), unless their shape cannot be. Variables a compiled document refuses
+ * are answered by uncompiled execution (./refused-variables.ts).
  */
 function compiledExecution(documents: DocumentCaches, byShape: CompiledByShape): ReturnType<typeof useGraphQlJit> {
   const executions = new WeakMap<DocumentNode, number>();
-  return useGraphQlJit(
+  const jit = useGraphQlJit(
     {},
     {
       enableIf: ({ document, operationName }) => {
@@ -80,6 +82,16 @@ function compiledExecution(documents: DocumentCaches, byShape: CompiledByShape):
       },
     },
   );
+  return {
+    onSubscribe: jit.onSubscribe,
+    onExecute(payload) {
+      const uncompiled = payload.executeFn;
+      return jit.onExecute?.({
+        ...payload,
+        setExecuteFn: (compiled) => payload.setExecuteFn(uncompiledWhenRefused(compiled, uncompiled)),
+      });
+    },
+  };
 }
 
 /** The key of requests without a Node request (tests calling `yoga.fetch`). */
