@@ -91,6 +91,26 @@ describe('compiled execution by shape', () => {
     expect(compiled()).toBe(3);
   });
 
+  it('executes the text itself when the plan its document stood in for is gone by execution', async () => {
+    const { documents } = countingCaches();
+    const ask = server({ documents });
+    const name = (i: number) => `p${i % 60}@bulk`;
+    const text = (i: number) => `{ profile(name: "${name(i)}") { name level } }`;
+    for (let i = 0; i < COMPILE_AFTER_EXECUTIONS + 2; i += 1) await ask(text(i));
+    // A request looks its plan up when its text is read, and again when it executes: the second
+    // look finds nothing, as if other requests had pushed the plan out of the cache in between.
+    const find = documents.plans.get;
+    let looks = 0;
+    documents.plans.get = (key) => {
+      looks += 1;
+      return looks % 2 === 0 ? undefined : find(key);
+    };
+    for (let i = 20; i < 50; i += 1) {
+      expect((await ask(text(i))).body).toEqual({ data: { profile: { name: name(i), level: i % 60 } } });
+    }
+    expect(looks).toBe(60);
+  });
+
   it('locates errors in the document executed, whose literals before them are longer or shorter', async () => {
     const ask = server();
     const uncompiled = server({ compiledExecution: false });

@@ -7,7 +7,7 @@ import { buildSchema, GraphQLError, type GraphQLSchema, parse, print } from 'gra
 import { describe, expect, it } from 'vitest';
 import { shapeOf } from '../src/graphql/document-shape.js';
 import { hoistLiterals, unusedVariablePrefix } from '../src/graphql/literal-hoisting.js';
-import { literalPlaces, relocatedErrors } from '../src/graphql/literal-locations.js';
+import { relocatedErrors } from '../src/graphql/literal-locations.js';
 import { schema } from '../src/graphql/schema.js';
 
 /** The hoisted document printed, and which literal (by its value) each variable stands for. */
@@ -146,7 +146,7 @@ describe('literal hoisting', () => {
 });
 
 describe('error locations of a plan compiled from another document of the shape', () => {
-  const placesOf = (text: string) => literalPlaces(shapeOf(parse(text))?.literals ?? []);
+  const placesOf = (text: string) => shapeOf(parse(text))?.literals ?? [];
   /** An error as graphql-jit makes them: located by line and column only. */
   const error = (line: number, column: number): GraphQLError =>
     Object.assign(new GraphQLError('boom', { path: ['b'] }), { locations: [{ line, column }] });

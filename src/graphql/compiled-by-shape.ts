@@ -19,16 +19,32 @@
  * A shape that is not compiled (a mutation, a block string, a literal outside a field argument, a
  * condition on a variable, errors as above, a plan that would not fit) is left to compiled
  * execution per document, as are documents without string literals.
+ *
+ * A text of a compiled shape is not even parsed (parsing, and the garbage of a parsed document,
+ * was most of what such a request still cost): graphql-js's lexer reads its shape and literals
+ * (./document-shape.ts), and the document the plan was compiled from stands in for its parse.
+ * The two differ only in the values and places of their string literals, and until execution
+ * nothing reads those: validation's verdict and the document limits depend on the structure alone
+ * (the shape was valid, and has the same tokens), the other plugins read operation and root field
+ * names. Execution runs the plan with the text's own literals, or, should the plan be gone or the
+ * variables refused, executes the text's own parse. The document cache never keeps a stand-in.
  */
-import type { DocumentNode, ExecutionArgs, ExecutionResult, GraphQLSchema } from 'graphql';
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type ParseOptions,
+  parse,
+} from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import { COMPILE_AFTER_EXECUTIONS, type PlanCache } from '../limits/document-memory.js';
-import { type DocumentShape, shapeOf } from './document-shape.js';
+import { COMPILE_AFTER_EXECUTIONS, type DocumentCaches } from '../limits/document-memory.js';
+import { type DocumentShape, type Literal, shapeOf, textShape } from './document-shape.js';
 import { jitErrorsMatch } from './jit-error-parity.js';
 import { type HoistedVariable, hoistLiterals } from './literal-hoisting.js';
-import { type LiteralPlace, literalPlaces, relocatedErrors } from './literal-locations.js';
+import { relocatedErrors } from './literal-locations.js';
 import { type PromiseOrValue, refusedBeforeRunning } from './refused-variables.js';
 
 /** A compiled query that answers every document of one shape, given its literals. */
@@ -36,8 +52,10 @@ export interface ShapePlan {
   run(rootValue: unknown, contextValue: unknown, variables: Record<string, unknown>): PromiseOrValue<ExecutionResult>;
   /** The variables that stand for literals. */
   variables: readonly HoistedVariable[];
-  /** The literals of the document the plan was compiled from (its error locations are there). */
-  literals: readonly LiteralPlace[];
+  /** The document the plan was compiled from; it stands in for the texts of its shape. */
+  document: DocumentNode;
+  /** Its literals (the plan's error locations are in it). */
+  literals: readonly Literal[];
 }
 
 /** Executions counted for shapes not compiled yet, at most this many bytes of their keys. */
@@ -50,24 +68,37 @@ interface ShapeCount {
   compilable: boolean;
 }
 
+/** A plan's document standing in for the parse of `text`, whose shape is `shape`. */
+interface StandIn {
+  document: DocumentNode;
+  shape: DocumentShape;
+  text: string;
+  options: ParseOptions | undefined;
+}
+
+/** Where a request's context keeps its stand-in. */
+const STAND_IN = Symbol('compiled-by-shape stand-in');
+
+interface StandInContext {
+  [STAND_IN]?: StandIn;
+}
+
 export interface CompiledByShape {
-  plugin: Plugin;
+  plugin: Plugin<StandInContext>;
   /** Whether documents of the shape of `document` run by shape, and not compiled one by one. */
   takes(document: DocumentNode, operationName: string | null | undefined): boolean;
-  /** Plans compiled so far (for tests). */
-  compilations(): number;
 }
 
 export function compiledExecutionByShape(
   schema: GraphQLSchema,
-  plans: PlanCache<ShapePlan>,
+  documents: Pick<DocumentCaches<ShapePlan>, 'plans' | 'holds'>,
   countedBytes = COUNTED_SHAPE_BYTES,
 ): CompiledByShape {
+  const { plans } = documents;
   const counts = new LRUCache<string, ShapeCount>({
     maxSize: countedBytes,
     sizeCalculation: (_count, key) => key.length * 2 + 64,
   });
-  let compilations = 0;
 
   const planFor = (shape: DocumentShape, document: DocumentNode, operationName: string | null | undefined) => {
     const key = planKey(shape, operationName);
@@ -82,25 +113,42 @@ export function compiledExecutionByShape(
     count.executions += 1;
     if (count.executions < COMPILE_AFTER_EXECUTIONS) return undefined;
     const characters = document.loc?.source.body.length ?? 0;
-    const compiled = plans.fits(characters) ? compilePlan(schema, document, operationName, shape) : undefined;
+    const compiled = plans.fits(characters) ? compilePlan(schema, document, operationName) : undefined;
     if (compiled === undefined) {
       count.compilable = false;
       return undefined;
     }
-    compilations += 1;
     plans.set(key, compiled, characters);
     // Should the plan be evicted, the shape is counted anew, as an evicted document is.
     counts.delete(key);
     return compiled;
   };
 
-  const plugin: Plugin = {
+  const plugin: Plugin<StandInContext> = {
+    onParse({ params, context, extendContext, setParsedDocument }) {
+      const text = typeof params.source === 'string' ? params.source : params.source.body;
+      // Texts without a string, and texts parsed before, are left to the parser and its cache.
+      if (!text.includes('"') || documents.holds(text)) return;
+      const shape = textShape(text);
+      const plan = shape === undefined ? undefined : plans.get(planKey(shape, context.params.operationName));
+      if (shape === undefined || plan === undefined) return;
+      const standIn: StandIn = { document: plan.document, shape, text, options: params.options };
+      extendContext({ [STAND_IN]: standIn });
+      setParsedDocument(plan.document);
+    },
     onExecute({ args, executeFn, setExecuteFn }) {
-      const shape = shapeOf(args.document);
+      const standIn = standInOf(args);
+      const shape = standIn?.shape ?? shapeOf(args.document);
       if (shape === undefined) return;
+      // What uncompiled execution runs: the text's own parse, where a plan's document stood in.
+      const uncompiled =
+        standIn === undefined
+          ? executeFn
+          : (executionArgs: ExecutionArgs) =>
+              executeFn({ ...executionArgs, document: parse(standIn.text, standIn.options) });
       const plan = planFor(shape, args.document, args.operationName);
-      if (plan === undefined) return;
-      setExecuteFn((executionArgs) => runPlan(plan, shape, executionArgs, executeFn));
+      if (plan !== undefined) setExecuteFn((executionArgs) => runPlan(plan, shape, executionArgs, uncompiled));
+      else if (standIn !== undefined) setExecuteFn(uncompiled);
     },
   };
 
@@ -110,8 +158,13 @@ export function compiledExecutionByShape(
       const shape = shapeOf(document);
       return shape !== undefined && counts.peek(planKey(shape, operationName))?.compilable !== false;
     },
-    compilations: () => compilations,
   };
+}
+
+/** The stand-in of the request, when the document executed is the one standing in. */
+function standInOf(args: ExecutionArgs): StandIn | undefined {
+  const standIn = (args.contextValue as StandInContext | undefined)?.[STAND_IN];
+  return standIn?.document === args.document ? standIn : undefined;
 }
 
 /** Operation names hold no NUL character and shapes do not start with one: keys never meet. */
@@ -123,13 +176,13 @@ function compilePlan(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
-  shape: DocumentShape,
 ): ShapePlan | undefined {
-  const hoisted = hoistLiterals(schema, document, operationName, shape.literals);
+  const literals = shapeOf(document)?.literals ?? [];
+  const hoisted = hoistLiterals(schema, document, operationName, literals);
   if (hoisted === undefined || !jitErrorsMatch(schema, hoisted.document, hoisted.operation)) return undefined;
   const compiled = compileQuery(schema, hoisted.document, operationName ?? undefined);
   if (!isCompiledQuery(compiled)) return undefined;
-  return { run: compiled.query, variables: hoisted.variables, literals: literalPlaces(shape.literals) };
+  return { run: compiled.query, variables: hoisted.variables, document, literals };
 }
 
 function runPlan(
@@ -144,7 +197,7 @@ function runPlan(
     if (refusedBeforeRunning(result)) return uncompiled(args);
     if (result.errors === undefined) return result;
     // Errors first, as graphql-js builds its answers: the JSON text is the same too.
-    return { errors: relocatedErrors(result.errors, plan.literals, literalPlaces(shape.literals)), data: result.data };
+    return { errors: relocatedErrors(result.errors, plan.literals, shape.literals), data: result.data };
   };
   const result = plan.run(args.rootValue, args.contextValue, variables);
   return result instanceof Promise ? result.then(answer) : answer(result);

@@ -5,13 +5,23 @@
  * literals are equal; a block string and a plain string of equal value get different ones
  * (graphql-js prints them apart). Numbers, enum values and names stay in the shape as written.
  */
-import { type DocumentNode, Kind, type StringValueNode } from 'graphql';
+import { type DocumentNode, Kind, Lexer, Source, type StringValueNode, type Token, TokenKind } from 'graphql';
+
+/** A string literal of a document: its value, and where its text (quotes included) stands. */
+export interface Literal {
+  value: string;
+  block: boolean;
+  start: number;
+  end: number;
+  line: number;
+  column: number;
+}
 
 /** A document's text with its string literals replaced by placeholders, and those literals. */
 export interface DocumentShape {
   text: string;
   /** The document's string literals in the order of the text. */
-  literals: readonly StringValueNode[];
+  literals: readonly Literal[];
 }
 
 // Documents repeated verbatim come from Yoga's document cache as the same object, and every
@@ -31,35 +41,72 @@ export function shapeOf(document: DocumentNode): DocumentShape | undefined {
   return shape ?? undefined;
 }
 
-/**
- * The document's text with every string literal replaced by a placeholder numbered by its
- * value; undefined when the document has no string literal or no locations.
- */
+/** The text of `shapeOf(document)`. */
 export function documentShape(document: DocumentNode): string | undefined {
   return shapeOf(document)?.text;
+}
+
+/**
+ * The shape of the document `text` parses to, read by graphql-js's own lexer without parsing:
+ * the string tokens are the string literals, at the same places and with the same values.
+ * Undefined when the text has no plain string literal, has a block string, or does not lex (its
+ * parse fails the same way).
+ */
+export function textShape(text: string): DocumentShape | undefined {
+  const literals: Literal[] = [];
+  const lexer = new Lexer(new Source(text));
+  try {
+    for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
+      if (token.kind === TokenKind.BLOCK_STRING) return undefined;
+      if (token.kind === TokenKind.STRING) literals.push(tokenLiteral(token));
+    }
+  } catch {
+    return undefined;
+  }
+  return literals.length === 0 ? undefined : shapeFrom(text, literals);
+}
+
+function tokenLiteral(token: Token): Literal {
+  const { value = '', start, end, line, column } = token;
+  return { value, block: token.kind === TokenKind.BLOCK_STRING, start, end, line, column };
 }
 
 function computeShape(document: DocumentNode): DocumentShape | undefined {
   const source = document.loc?.source.body;
   if (source === undefined) return undefined;
-  const literals: StringValueNode[] = [];
-  collectStringLiterals(document, literals);
+  const nodes: StringValueNode[] = [];
+  collectStringLiterals(document, nodes);
+  const literals: Literal[] = [];
+  for (const node of nodes) {
+    if (node.loc === undefined) return undefined;
+    const { start, end, startToken } = node.loc;
+    literals.push({
+      value: node.value,
+      block: node.block === true,
+      start,
+      end,
+      line: startToken.line,
+      column: startToken.column,
+    });
+  }
   if (literals.length === 0) return undefined;
-  literals.sort((a, b) => (a.loc?.start ?? 0) - (b.loc?.start ?? 0));
+  literals.sort((a, b) => a.start - b.start);
+  return shapeFrom(source, literals);
+}
 
+function shapeFrom(source: string, literals: readonly Literal[]): DocumentShape {
   const placeholders = new Map<string, number>();
   let text = '';
   let from = 0;
   for (const literal of literals) {
-    if (literal.loc === undefined) return undefined;
-    const value = `${literal.block === true ? 'B' : 'S'}${literal.value}`;
+    const value = `${literal.block ? 'B' : 'S'}${literal.value}`;
     let placeholder = placeholders.get(value);
     if (placeholder === undefined) {
       placeholder = placeholders.size;
       placeholders.set(value, placeholder);
     }
-    text += `${source.slice(from, literal.loc.start)}"#${placeholder}"`;
-    from = literal.loc.end;
+    text += `${source.slice(from, literal.start)}"#${placeholder}"`;
+    from = literal.end;
   }
   return { text: text + source.slice(from), literals };
 }

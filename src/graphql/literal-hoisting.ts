@@ -33,13 +33,13 @@ import {
   type OperationDefinitionNode,
   parseType,
   type SelectionNode,
-  type StringValueNode,
   TypeInfo,
   type VariableDefinitionNode,
   type VariableNode,
   visit,
   visitWithTypeInfo,
 } from 'graphql';
+import type { Literal } from './document-shape.js';
 
 /** A variable of a hoisted document and the literal (by its index in the text) it stands for. */
 export interface HoistedVariable {
@@ -63,16 +63,16 @@ export function hoistLiterals(
   schema: GraphQLSchema,
   document: DocumentNode,
   operationName: string | null | undefined,
-  literals: readonly StringValueNode[],
+  literals: readonly Literal[],
 ): HoistedDocument | undefined {
   const operation = getOperationAST(document, operationName);
   if (operation?.operation !== 'query') return undefined;
-  if (literals.some((literal) => literal.block === true)) return undefined;
+  if (literals.some((literal) => literal.block)) return undefined;
 
   const definitions = document.definitions.filter(
     (definition) => definition === operation || definition.kind === Kind.FRAGMENT_DEFINITION,
   );
-  const indexOf = new Map(literals.map((literal, index) => [literal, index]));
+  const indexAt = new Map(literals.map((literal, index) => [literal.start, index]));
   const namePrefix = unusedVariablePrefix(document);
   const variables: Array<HoistedVariable & { type: GraphQLInputType }> = [];
   // Equal values at positions of one type share a variable, as the shape makes them equal.
@@ -101,7 +101,7 @@ export function hoistLiterals(
       },
       StringValue(node): VariableNode | undefined {
         const type = typeInfo.getInputType();
-        const literal = indexOf.get(node);
+        const literal = indexAt.get(node.loc?.start ?? -1);
         if (!isFieldArgument(typeInfo) || !isStringOrId(type) || literal === undefined) {
           hoistable = false;
           return undefined;

@@ -5,38 +5,24 @@
  * text of their plain string literals, which hold no line break: a field stands on the same line
  * in both, moved by how much longer or shorter the literals before it on that line are.
  */
-import type { GraphQLError, SourceLocation, StringValueNode } from 'graphql';
-
-/** Where a plain string literal stands in its document, and how long its text is. */
-export interface LiteralPlace {
-  line: number;
-  column: number;
-  length: number;
-}
-
-export function literalPlaces(literals: readonly StringValueNode[]): LiteralPlace[] {
-  return literals.map((literal) => ({
-    line: literal.loc?.startToken.line ?? 0,
-    column: literal.loc?.startToken.column ?? 0,
-    length: (literal.loc?.end ?? 0) - (literal.loc?.start ?? 0),
-  }));
-}
+import type { GraphQLError, SourceLocation } from 'graphql';
+import type { Literal } from './document-shape.js';
 
 /**
- * `errors` located in the document whose literals stand at `from`, located instead in the
- * document of the same shape whose literals (in the same order) are `to`.
+ * `errors` located in the document whose literals are `from`, located instead in the document of
+ * the same shape whose literals (in the same order) are `to`.
  */
 export function relocatedErrors(
   errors: readonly GraphQLError[],
-  from: readonly LiteralPlace[],
-  to: readonly LiteralPlace[],
+  from: readonly Literal[],
+  to: readonly Literal[],
 ): readonly GraphQLError[] {
-  const shifts = from.map((place, index) => (to[index]?.length ?? place.length) - place.length);
+  const shifts = from.map((literal, index) => lengthOf(to[index] ?? literal) - lengthOf(literal));
   if (shifts.every((shift) => shift === 0)) return errors;
   const moved = (location: SourceLocation): SourceLocation => {
     let column = location.column;
-    from.forEach((place, index) => {
-      if (place.line === location.line && place.column < location.column) column += shifts[index] ?? 0;
+    from.forEach((literal, index) => {
+      if (literal.line === location.line && literal.column < location.column) column += shifts[index] ?? 0;
     });
     return { line: location.line, column };
   };
@@ -45,6 +31,10 @@ export function relocatedErrors(
       ? error
       : withLocations(error, error.locations.map(moved)),
   );
+}
+
+function lengthOf(literal: Literal): number {
+  return literal.end - literal.start;
 }
 
 /** The same error (its class, message, path, cause, stack) at other locations. */

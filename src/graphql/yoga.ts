@@ -106,7 +106,7 @@ export function createGraphQLServer({
   documents = createDocumentCaches<ShapePlan>(),
   compiledExecution: compiled = true,
 }: GraphQLServerDeps): GraphQLServer {
-  const byShape = compiledExecutionByShape(schema, documents.plans);
+  const byShape = compiledExecutionByShape(schema, documents);
   return createYoga<NodeServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,

@@ -95,6 +95,8 @@ export interface DocumentCaches<Plan extends object = object> {
   reserveCompiled(document: DocumentNode): boolean;
   /** Plans compiled for documents of one shape, counted like the documents' compiled queries. */
   plans: PlanCache<Plan>;
+  /** Whether the parsed document of `text` is cached (without counting as a use). */
+  holds(text: string): boolean;
   /** The cache's estimated size in bytes (for tests and metrics). */
   estimatedBytes(): number;
 }
@@ -134,8 +136,9 @@ export function createDocumentCaches<Plan extends object = object>(
   const documentCache: Cache<DocumentNode> = {
     get: documentAt,
     set(text, document) {
-      // A document too large for the whole cache is not kept at all.
-      if (parsedDocumentBytes(text) > maxBytes) return;
+      // A document too large for the whole cache is not kept at all, nor one that is not this
+      // text's own (a document standing in for a text of its shape, see compiled-by-shape.ts).
+      if (parsedDocumentBytes(text) > maxBytes || document.loc?.source.body !== text) return;
       const digest = createHash('sha256').update(text).digest('base64url');
       if (!seenOnce.has(digest)) {
         seenOnce.set(digest, true);
@@ -200,6 +203,10 @@ export function createDocumentCaches<Plan extends object = object>(
     plugin,
     reserveCompiled,
     plans,
+    holds: (text) => {
+      const entry = documents.peek(text);
+      return entry !== undefined && 'kind' in entry;
+    },
     estimatedBytes: () => documents.calculatedSize,
   };
 }
