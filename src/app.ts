@@ -14,7 +14,7 @@ import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/over-http.js';
-import { createGraphQLServer, GRAPHQL_ENDPOINT } from './graphql/yoga.js';
+import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServerDeps } from './graphql/yoga.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
 import { Router } from './http/router.js';
@@ -51,6 +51,8 @@ export interface AppOptions {
    * prove the answers do not depend on the path (src/graphql/over-http.ts).
    */
   graphqlHttpPath?: GraphQLHttpPath;
+  /** GraphQL server settings other than the configuration's (tests: document caches, compiled execution). */
+  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution'>;
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
@@ -67,7 +69,14 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const router = new Router({ onBadUrl: answerUndecodableApiUrl });
   operations.registerRoutes(router);
   registerRestRoutes(router, { profiles, avatars, vcards, webfinger, config, logger });
-  const graphql = createGraphQLServer({ profiles, avatars, config, logger, plugins: [operations.graphqlPlugin] });
+  const graphql = createGraphQLServer({
+    profiles,
+    avatars,
+    config,
+    logger,
+    plugins: [operations.graphqlPlugin],
+    ...options.graphql,
+  });
   router.on(
     ['GET', 'POST'],
     GRAPHQL_ENDPOINT,

@@ -6,8 +6,9 @@
 import { buildSchema, parse } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
+import { documentShape } from '../src/graphql/document-shape.js';
 import { schema as serviceSchema } from '../src/graphql/schema.js';
-import { documentShape, stringLiteralsAreContentFree, validationByShape } from '../src/graphql/validation-by-shape.js';
+import { stringLiteralsAreContentFree, validationByShape } from '../src/graphql/validation-by-shape.js';
 
 const typeDefs = /* GraphQL */ `
   enum Size { SMALL LARGE }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   COMPILE_AFTER_EXECUTIONS,
   COMPILED_BYTES_PER_DOCUMENT_CHARACTER,
+  compiledQueryBytes,
   createDocumentCaches,
   MAX_NESTING,
   parsedDocumentBytes,
@@ -259,5 +260,28 @@ describe('the parsed-document cache', () => {
     }
     expect(caches.estimatedBytes()).toBeLessThanOrEqual(bound);
     expect(caches.estimatedBytes()).toBeGreaterThan(bound / 2);
+  });
+
+  it('counts plans compiled by shape in the same bound, and hands out only documents of the text asked', () => {
+    const bound = 1024 * 1024;
+    const caches = createDocumentCaches<{ plan: string }>(bound);
+    const shape = '{ profile(name: "#0") { name } }';
+    const plan = { plan: 'compiled' };
+    caches.plans.set(shape, plan, shape.length);
+    expect(caches.plans.get(shape)).toBe(plan);
+    expect(caches.estimatedBytes()).toBeGreaterThanOrEqual(compiledQueryBytes(shape.length));
+    // Whatever a client sends as its text, the cache answers documents only.
+    expect(caches.options.documentCache.get(`\u0000${shape}`)).toBeUndefined();
+    // A document is kept only under its own text (not where it stood in for another text).
+    const text = '{ profile(name: "alice@acme") { name } }';
+    const standIn = parsed('{ profile(name: "bob@acme") { name } }');
+    caches.options.documentCache.set(text, standIn);
+    caches.options.documentCache.set(text, standIn);
+    expect(caches.options.documentCache.get(text)).toBeUndefined();
+    // A plan that would take more than a sixteenth of the cache is not kept.
+    const large = 'x'.repeat(Math.ceil(bound / 16 / COMPILED_BYTES_PER_DOCUMENT_CHARACTER) + 1);
+    expect(caches.plans.fits(large.length)).toBe(false);
+    caches.plans.set(large, plan, large.length);
+    expect(caches.plans.get(large)).toBeUndefined();
   });
 });

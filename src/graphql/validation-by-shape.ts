@@ -13,10 +13,9 @@
  * equality, so the shape keeps which literals are equal: each distinct literal (by value, and by
  * block or plain form, which graphql-js prints apart) gets one placeholder. Only valid results
  * are kept: an error message may quote the literal, so an invalid document is always validated
- * in full. Numbers, enum values and names stay in the shape as written.
+ * in full. The shape itself is computed in ./document-shape.ts.
  */
 import {
-  type DocumentNode,
   type GraphQLArgument,
   type GraphQLInputType,
   type GraphQLSchema,
@@ -26,11 +25,10 @@ import {
   isObjectType,
   isScalarType,
   isSpecifiedScalarType,
-  Kind,
-  type StringValueNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import { shapeOf } from './document-shape.js';
 
 /** Shapes of valid documents kept, at most this many bytes of them (two per character). */
 export const SHAPE_CACHE_BYTES = 4 * 1024 * 1024;
@@ -41,21 +39,10 @@ export function validationByShape(schema: GraphQLSchema, maxBytes = SHAPE_CACHE_
     maxSize: maxBytes,
     sizeCalculation: (_valid, shape) => Math.max(1, shape.length * 2),
   });
-  // Documents repeated verbatim come from Yoga's document cache as the same object.
-  const shapes = new WeakMap<DocumentNode, string | null>();
-  const shapeOf = (document: DocumentNode): string | null => {
-    let shape = shapes.get(document);
-    if (shape === undefined) {
-      shape = documentShape(document) ?? null;
-      shapes.set(document, shape);
-    }
-    return shape;
-  };
-
   return {
     onValidate({ params, setResult }) {
-      const shape = shapeOf(params.documentAST);
-      if (shape === null) return;
+      const shape = shapeOf(params.documentAST)?.text;
+      if (shape === undefined) return;
       if (validShapes.get(shape) === true) {
         setResult([]);
         return;
@@ -65,53 +52,6 @@ export function validationByShape(schema: GraphQLSchema, maxBytes = SHAPE_CACHE_
       };
     },
   };
-}
-
-/**
- * The document's text with every string literal replaced by a placeholder numbered by its
- * value; undefined when the document has no string literal (its text is its own shape, and
- * Yoga's cache already keeps repeated texts) or no locations.
- */
-export function documentShape(document: DocumentNode): string | undefined {
-  const source = document.loc?.source.body;
-  if (source === undefined) return undefined;
-  const literals: StringValueNode[] = [];
-  collectStringLiterals(document, literals);
-  if (literals.length === 0) return undefined;
-  literals.sort((a, b) => (a.loc?.start ?? 0) - (b.loc?.start ?? 0));
-
-  const placeholders = new Map<string, number>();
-  let shape = '';
-  let from = 0;
-  for (const literal of literals) {
-    if (literal.loc === undefined) return undefined;
-    const value = `${literal.block === true ? 'B' : 'S'}${literal.value}`;
-    let placeholder = placeholders.get(value);
-    if (placeholder === undefined) {
-      placeholder = placeholders.size;
-      placeholders.set(value, placeholder);
-    }
-    shape += `${source.slice(from, literal.loc.start)}"#${placeholder}"`;
-    from = literal.loc.end;
-  }
-  return shape + source.slice(from);
-}
-
-function collectStringLiterals(node: unknown, into: StringValueNode[]): void {
-  if (Array.isArray(node)) {
-    for (const item of node) collectStringLiterals(item, into);
-    return;
-  }
-  if (typeof node !== 'object' || node === null || !('kind' in node)) return;
-  if (node.kind === Kind.STRING) {
-    into.push(node as StringValueNode);
-    return;
-  }
-  for (const key in node) {
-    if (key === 'loc') continue;
-    const child = (node as Record<string, unknown>)[key];
-    if (typeof child === 'object' && child !== null) collectStringLiterals(child, into);
-  }
 }
 
 /** Whether every scalar a literal can be given to is built in (its verdict ignores content). */

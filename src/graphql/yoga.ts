@@ -21,11 +21,13 @@ import type { Logger } from '../ops/logger.js';
 import type { AvatarService } from '../service/avatars.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
+import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from './compiled-by-shape.js';
 import type { GraphQLContext } from './context.js';
 import { maskError } from './errors.js';
 import { renderGraphiQL } from './graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TABS } from './graphiql-example.js';
 import { httpCachingPlugin } from './http-caching.js';
+import { uncompiledWhenRefused } from './refused-variables.js';
 import { requestMistakesPlugin } from './request-mistakes.js';
 import { schema } from './schema.js';
 import { streamingHeadersPlugin } from './streaming-headers.js';
@@ -59,6 +61,10 @@ export interface GraphQLServerDeps {
   logger: Logger;
   /** Extra Yoga plugins (operations), after the limits (always on). */
   plugins?: Plugin[];
+  /** The document caches and their memory bound; made here unless given (tests look into them). */
+  documents?: DocumentCaches<ShapePlan>;
+  /** Compiled execution (graphql-jit), on unless false: tests compare answers without it. */
+  compiledExecution?: boolean;
 }
 
 /**
@@ -67,14 +73,17 @@ export interface GraphQLServerDeps {
  * millisecond and 50 KB for a one-profile document), so a document is compiled on its
  * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has
  * room for the compiled query (see document-memory.ts): compiled queries live and die with
- * their cache entries.
+ * their cache entries. Queries with string literals are compiled once per shape instead
+ * (./compiled-by-shape.ts), unless their shape cannot be. Variables a compiled document refuses
+ * are answered by uncompiled execution (./refused-variables.ts).
  */
-function compiledExecution(documents: DocumentCaches): ReturnType<typeof useGraphQlJit> {
+function compiledExecution(documents: DocumentCaches, byShape: CompiledByShape): ReturnType<typeof useGraphQlJit> {
   const executions = new WeakMap<DocumentNode, number>();
-  return useGraphQlJit(
+  const jit = useGraphQlJit(
     {},
     {
-      enableIf: ({ document }) => {
+      enableIf: ({ document, operationName }) => {
+        if (byShape.takes(document, operationName)) return false;
         const count = (executions.get(document) ?? 0) + 1;
         if (count >= COMPILE_AFTER_EXECUTIONS) return documents.reserveCompiled(document);
         executions.set(document, count);
@@ -82,6 +91,16 @@ function compiledExecution(documents: DocumentCaches): ReturnType<typeof useGrap
       },
     },
   );
+  return {
+    onSubscribe: jit.onSubscribe,
+    onExecute(payload) {
+      const uncompiled = payload.executeFn;
+      return jit.onExecute?.({
+        ...payload,
+        setExecuteFn: (compiled) => payload.setExecuteFn(uncompiledWhenRefused(compiled, uncompiled)),
+      });
+    },
+  };
 }
 
 /**
@@ -107,8 +126,10 @@ export function createGraphQLServer({
   config,
   logger,
   plugins = [],
+  documents = createDocumentCaches<ShapePlan>(),
+  compiledExecution: compiled = true,
 }: GraphQLServerDeps): GraphQLServer {
-  const documents = createDocumentCaches();
+  const byShape = compiledExecutionByShape(schema, documents);
   let engine: YogaServer<NodeServerContext, GraphQLContext> | undefined;
   // Yoga hands its plugins the engine behind the adapter it returns; this is how it is reached.
   const captureEngine: Plugin = {
@@ -145,7 +166,7 @@ export function createGraphQLServer({
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,
       validationByShape(schema),
-      compiledExecution(documents),
+      ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape)] : []),
       ...plugins,
       captureEngine,
     ],

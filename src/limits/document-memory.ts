@@ -17,6 +17,9 @@
  * too (evicting it drops both), and a document whose compiled query would take more than a
  * sixteenth of the cache is never compiled. Before this, a client sending a hundred distinct
  * documents of 50 aliased profile lookups twice each filled a 256 MB heap with compiled queries.
+ * Plans compiled for a shape (every document that differs only in its string literals, see
+ * src/graphql/compiled-by-shape.ts) are entries of the same cache, counted the same way: parsed
+ * documents and compiled queries of both kinds share one bound.
  *
  * Before parsing, the text's nesting depth is measured: graphql-js parses recursively, and a
  * document nested a few thousand levels deep overflows the stack. Such a document is a syntax
@@ -53,7 +56,11 @@ export const COMPILE_AFTER_EXECUTIONS = 16;
 
 /** Heap a parsed document of `text` holds, as the cache counts it. */
 export function parsedDocumentBytes(text: string): number {
-  return text.length * HEAP_BYTES_PER_DOCUMENT_CHARACTER + HEAP_BYTES_PER_DOCUMENT;
+  return parsedBytes(text.length);
+}
+
+function parsedBytes(characters: number): number {
+  return characters * HEAP_BYTES_PER_DOCUMENT_CHARACTER + HEAP_BYTES_PER_DOCUMENT;
 }
 
 /**
@@ -67,7 +74,16 @@ export interface Cache<T> {
   set(key: string, value: T): void;
 }
 
-export interface DocumentCaches {
+/** Compiled plans kept by a key of their own, in the document cache's bound. */
+export interface PlanCache<Plan> {
+  get(key: string): Plan | undefined;
+  /** Whether a plan compiled from a document of `characters` characters may be kept at all. */
+  fits(characters: number): boolean;
+  /** Keeps `plan`, compiled from a document of `characters` characters, if it fits. */
+  set(key: string, plan: Plan, characters: number): void;
+}
+
+export interface DocumentCaches<Plan extends object = object> {
   /** For Yoga's `parserAndValidationCache` option. */
   options: { documentCache: Cache<DocumentNode>; errorCache: Cache<unknown>; validationCache: true };
   /** Yoga plugin: drops documents that fail validation, refuses documents nested too deep. */
@@ -77,24 +93,52 @@ export interface DocumentCaches {
    * from now on its entry counts the compiled size as well.
    */
   reserveCompiled(document: DocumentNode): boolean;
+  /** Plans compiled for documents of one shape, counted like the documents' compiled queries. */
+  plans: PlanCache<Plan>;
+  /** Whether the parsed document of `text` is cached (without counting as a use). */
+  holds(text: string): boolean;
   /** The cache's estimated size in bytes (for tests and metrics). */
   estimatedBytes(): number;
 }
 
-export function createDocumentCaches(maxBytes = DOCUMENT_CACHE_BYTES): DocumentCaches {
-  const documents = new LRUCache<string, DocumentNode>({
+/** A plan in the document cache; documents are kept as they are. */
+interface PlanEntry<Plan> {
+  plan: Plan;
+}
+
+/**
+ * Plans are kept under keys that start with a NUL character, and no document that parses starts
+ * with one (outside a string it is a syntax error), so a document never replaces a plan; a client
+ * sending such a key as its text gets no document from the cache.
+ */
+const PLAN_KEY_PREFIX = '\u0000';
+
+/** The heap of a compiled query, as the cache counts it. */
+export function compiledQueryBytes(characters: number): number {
+  return characters * COMPILED_BYTES_PER_DOCUMENT_CHARACTER;
+}
+
+export function createDocumentCaches<Plan extends object = object>(
+  maxBytes = DOCUMENT_CACHE_BYTES,
+): DocumentCaches<Plan> {
+  const documents = new LRUCache<string, DocumentNode | PlanEntry<Plan>>({
     maxSize: maxBytes,
     sizeCalculation: (_document, text) => parsedDocumentBytes(text),
   });
+  const documentAt = (text: string): DocumentNode | undefined => {
+    const entry = documents.get(text);
+    return entry !== undefined && 'kind' in entry ? entry : undefined;
+  };
   const compiled = new WeakSet<DocumentNode>();
   // Digests of documents parsed once: a count bounds them, as they are small whatever the text.
   const seenOnce = new LRUCache<string, true>({ max: SEEN_ONCE_ENTRIES });
   const textOf = new WeakMap<DocumentNode, string>();
   const documentCache: Cache<DocumentNode> = {
-    get: (text) => documents.get(text),
+    get: documentAt,
     set(text, document) {
-      // A document too large for the whole cache is not kept at all.
-      if (parsedDocumentBytes(text) > maxBytes) return;
+      // A document too large for the whole cache is not kept at all, nor one that is not this
+      // text's own (a document standing in for a text of its shape, see compiled-by-shape.ts).
+      if (parsedDocumentBytes(text) > maxBytes || document.loc?.source.body !== text) return;
       const digest = createHash('sha256').update(text).digest('base64url');
       if (!seenOnce.has(digest)) {
         seenOnce.set(digest, true);
@@ -123,12 +167,30 @@ export function createDocumentCaches(maxBytes = DOCUMENT_CACHE_BYTES): DocumentC
     },
   };
 
+  // A compiled query may take a sixteenth of the cache, so one client's few large documents
+  // cannot push every other entry out.
+  const fits = (characters: number): boolean => compiledQueryBytes(characters) <= maxBytes / 16;
+
+  const plans: PlanCache<Plan> = {
+    get(key) {
+      const entry = documents.get(PLAN_KEY_PREFIX + key);
+      return entry !== undefined && 'plan' in entry ? entry.plan : undefined;
+    },
+    fits,
+    set(key, plan, characters) {
+      if (!fits(characters)) return;
+      // A plan holds the document it was compiled from (its fields are the plan's error locations).
+      const size = parsedBytes(characters) + compiledQueryBytes(characters) + key.length * 2;
+      documents.set(PLAN_KEY_PREFIX + key, { plan }, { size });
+    },
+  };
+
   const reserveCompiled = (document: DocumentNode): boolean => {
     if (compiled.has(document)) return true;
     const text = textOf.get(document);
     if (text === undefined || documents.peek(text) !== document) return false;
-    const compiledBytes = text.length * COMPILED_BYTES_PER_DOCUMENT_CHARACTER;
-    if (compiledBytes > maxBytes / 16) return false;
+    const compiledBytes = compiledQueryBytes(text.length);
+    if (!fits(text.length)) return false;
     // lru-cache keeps the old size when a key is set to the value it holds: set it anew.
     documents.delete(text);
     documents.set(text, document, { size: parsedDocumentBytes(text) + compiledBytes });
@@ -140,6 +202,11 @@ export function createDocumentCaches(maxBytes = DOCUMENT_CACHE_BYTES): DocumentC
     options: { documentCache, errorCache, validationCache: true },
     plugin,
     reserveCompiled,
+    plans,
+    holds: (text) => {
+      const entry = documents.peek(text);
+      return entry !== undefined && 'kind' in entry;
+    },
     estimatedBytes: () => documents.calculatedSize,
   };
 }

@@ -10,6 +10,7 @@ import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import type { GraphQLHttpPath } from '../../src/graphql/over-http.js';
+import type { GraphQLServerDeps } from '../../src/graphql/yoga.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import { createLogger, type Logger } from '../../src/ops/logger.js';
 
@@ -26,6 +27,8 @@ export interface TestServer {
 export interface TestServerOptions {
   /** Overrides TEST_GRAPHQL_HTTP_PATH (the differential test starts one server of each). */
   graphqlHttpPath?: GraphQLHttpPath;
+  /** GraphQL server settings (its document caches, compiled execution). */
+  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution'>;
 }
 
 /** Starts an App on `database` (left open on close). `env` holds configuration variables. */
@@ -37,7 +40,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const config = loadConfig({ NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', ...env });
   const graphqlHttpPath = options.graphqlHttpPath ?? TEST_GRAPHQL_HTTP_PATH;
-  const app = await createApp(config, logger, { database, graphqlHttpPath });
+  const app = await createApp(config, logger, { database, graphqlHttpPath, graphql: options.graphql });
   const running: RunningServer = await listen(app, 0, '127.0.0.1');
   return { app, url: running.url, close: () => running.close() };
 }

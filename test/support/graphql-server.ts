@@ -3,10 +3,13 @@
  * budgets. The profile cache is off, so every lookup reaches the loaders and counted statements
  * mean what they say; the cache has suites of its own.
  */
-
 import type { DatabaseHandle } from '../../src/db/database.js';
+import type { GraphQLServerDeps } from '../../src/graphql/yoga.js';
 import { createLogger, type Logger } from '../../src/ops/logger.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './app-server.js';
+
+/** GraphQL server settings a test may choose (its document caches, compiled execution). */
+export type GraphQLOptions = Pick<GraphQLServerDeps, 'documents' | 'compiledExecution'>;
 
 export interface GraphQLTestService extends TestServer {
   /** The service's `/graphql` URL. */

@@ -1,0 +1,28 @@
+/**
+ * Variables a compiled query refuses. graphql-jit coerces the variables before it runs any
+ * resolver and, when they do not coerce (a required one missing, a string for an Int), answers
+ * errors without data, in its own words and without the extensions the service's error masking
+ * reads (such answers came out as INTERNAL_SERVER_ERROR). That answer is dropped and the document
+ * executed uncompiled, which refuses the variables in graphql-js's words (BAD_USER_INPUT, 400):
+ * nothing ran, so nothing runs twice. A query graphql-jit failed to compile answers the same way,
+ * and is executed uncompiled too.
+ */
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
+
+export type PromiseOrValue<T> = Promise<T> | T;
+
+type Execute = (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>;
+
+/** Whether a compiled query answered without running anything. */
+export function refusedBeforeRunning(result: ExecutionResult): boolean {
+  return !('data' in result);
+}
+
+/** `compiled`, whose refusals are answered by `uncompiled`. */
+export function uncompiledWhenRefused(compiled: Execute, uncompiled: Execute): Execute {
+  return (args) => {
+    const answer = (result: ExecutionResult) => (refusedBeforeRunning(result) ? uncompiled(args) : result);
+    const result = compiled(args);
+    return result instanceof Promise ? result.then(answer) : answer(result);
+  };
+}
