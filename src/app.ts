@@ -59,7 +59,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const database = options.database ?? (await openConfiguredDatabase(config, { log: logger, replicas: true }));
   const { cache, feed } = await startProfileCache(config, database, logger);
   const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
-  const limits = operations.countRateLimitRejections(createRateLimits(config, logger));
+  const limits = operations.observeRateLimits(createRateLimits(config, logger));
   const profiles = createProfilesService({ database, limits, cache, logger });
   const links = new Links(config.publicUrl);
   const avatars = createAvatarService(profiles, links);

@@ -1,6 +1,6 @@
 /**
  * Rate limits in Redis: one budget across processes, and answers (limited in memory) while Redis
- * is away. Each "process" here is a createRateLimits instance with a connection of its own, as
+ * is away or hangs. Each "process" here is a createRateLimits instance with a connection of its own, as
  * two server processes would have. Tests that stop Redis run a redis-server of their own; the
  * shared one (TEST_REDIS_URL) is never stopped.
  */
@@ -57,6 +57,43 @@ async function alternate(limiters: RateLimiter[], key: string, count: number): P
     allowed.push((await boundedConsume(limiters[i % limiters.length] as RateLimiter, key)).allowed);
   }
   return allowed;
+}
+
+interface TimedDecision {
+  allowed: boolean;
+  ms: number;
+}
+
+/**
+ * How long `answers` took together. Answers well under the command timeout take less than one
+ * timeout together (a bound on the sum, so that one stall of a busy test machine is no failure).
+ */
+const totalMs = (answers: TimedDecision[]): number => answers.reduce((total, { ms }) => total + ms, 0);
+
+/** `count` consumes one after another, each with how long its answer took. */
+async function timedConsumes(limiter: RateLimiter, key: string, count: number): Promise<TimedDecision[]> {
+  const answers: TimedDecision[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    const { allowed } = await boundedConsume(limiter, key);
+    answers.push({ allowed, ms: performance.now() - started });
+  }
+  return answers;
+}
+
+/**
+ * Consumes one after another until `condition` holds (at most 10 s); `slow` counts the answers
+ * that waited for the command timeout.
+ */
+async function consumeUntil(limiter: RateLimiter, key: string, condition: () => boolean): Promise<{ slow: number }> {
+  const deadline = Date.now() + 10_000;
+  let slow = 0;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`still waiting on Redis after ${slow} slow answers`);
+    const [answer] = await timedConsumes(limiter, key, 1);
+    if ((answer?.ms ?? 0) >= REDIS_COMMAND_TIMEOUT_MS - 10) slow++;
+  }
+  return { slow };
 }
 
 async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
@@ -240,21 +277,64 @@ describe.skipIf(SHARED_REDIS === undefined)(
       for (const log of logs) expect(log.find('warn', 'Redis')).toHaveLength(2);
     });
 
-    it('answers from memory within the bound while Redis hangs', async () => {
-      redis = await throwawayRedis();
-      await redis.start();
+    it('stops asking a hung Redis after a few timeouts, limits in memory meanwhile, and shares again once it answers', async () => {
+      const server = await throwawayRedis();
+      redis = server;
+      await server.start();
       const prefix = uniquePrefix();
-      const limits = limitsOn(redis.url, prefix, captureLog(), { OWNER_CHECK_LIMIT: '3' });
-      expect((await limits.ownerCheck.consume('warm-up')).allowed).toBe(true);
+      const logs = [captureLog(), captureLog()];
+      const limiters = logs.map((log) => limitsOn(server.url, prefix, log, { OWNER_CHECK_LIMIT: '3' }).ownerCheck);
+      expect(await alternate(limiters, 'warm-up', 2)).toEqual([true, true]);
 
-      // The connection stays open, but no command is answered: each one waits for the command
-      // timeout and is then counted in memory.
-      redis.freeze();
+      // Hung: connections stay open, nothing is answered. Requests keep coming to both processes;
+      // the first ones wait for the command timeout, until each process trips.
+      server.freeze();
+      let sentToRedis = 0;
       try {
-        expect(await alternate([limits.ownerCheck], 'while-hung', 5)).toEqual([true, true, true, false, false]);
+        const tripping = await Promise.all(
+          limiters.map((limiter, i) =>
+            consumeUntil(limiter, 'tripping', () => (logs[i] as CapturedLog).find('warn', 'Redis').length > 0),
+          ),
+        );
+        for (const { slow } of tripping) {
+          expect(slow).toBeGreaterThan(0);
+          expect(slow).toBeLessThanOrEqual(4);
+          sentToRedis += slow;
+        }
+
+        // Tripped: answered at once, still limited, in each process's memory.
+        for (const limiter of limiters) {
+          const answers = await timedConsumes(limiter, 'while-hung', 5);
+          expect(answers.map((answer) => answer.allowed)).toEqual([true, true, true, false, false]);
+          expect(totalMs(answers)).toBeLessThan(REDIS_COMMAND_TIMEOUT_MS);
+        }
+        // Meanwhile each process probes Redis in the background (the trip and two failed probes
+        // are three errors at debug), requests do not wait for the probes, and nothing more is
+        // logged at warn.
+        await until(() => logs.every((log) => log.find('debug', 'Redis error').length >= 3), 'probes');
+        expect(totalMs(await timedConsumes(limiters[0] as RateLimiter, 'still-hung', 3))).toBeLessThan(
+          REDIS_COMMAND_TIMEOUT_MS,
+        );
+        for (const log of logs) {
+          expect(log.find('warn', 'Redis')).toHaveLength(1);
+          expect(log.find('warn', 'Redis not answering')).toHaveLength(1);
+        }
       } finally {
-        redis.thaw();
+        server.thaw();
       }
+
+      // Answering again: each process notices by itself, and the budget is one again.
+      await until(() => logs.every((log) => log.find('info', 'Redis answering again').length === 1), 'recovery');
+      expect(await alternate(limiters, 'after', 5)).toEqual([true, true, true, false, false]);
+      const probe = new Redis(server.url);
+      try {
+        expect(await probe.get(`${prefix}:owner-check:after`)).toBe('5');
+        // Commands that timed out were answered from memory: none is sent to Redis a second time.
+        expect(Number(await probe.get(`${prefix}:owner-check:tripping`))).toBeLessThanOrEqual(sentToRedis);
+      } finally {
+        probe.disconnect();
+      }
+      for (const log of logs) expect(log.find('warn', 'Redis')).toHaveLength(1);
     });
 
     it('starts without Redis and moves to it once it is reachable', async () => {

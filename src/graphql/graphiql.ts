@@ -139,8 +139,8 @@ function startScript(workerUrls: Record<string, string>): string {
 
 /**
  * Yoga's `renderGraphiQL` option: the page `/graphql` shows a browser. `options` (Yoga's
- * `graphiql` option) reach the bundle unchanged, as with Yoga's own page; `defaultQuery` is the
- * query a new visitor's first tab opens with.
+ * `graphiql` option, see graphiql-options.ts) reach the bundle unchanged, as with Yoga's own
+ * page.
  */
 export async function renderGraphiQL(options: GraphiQLOptions): Promise<string> {
   const assets = await graphiqlAssets();

@@ -25,7 +25,7 @@ import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from '
 import type { GraphQLContext } from './context.js';
 import { maskError } from './errors.js';
 import { renderGraphiQL } from './graphiql.js';
-import { GRAPHIQL_EXAMPLE_QUERY, GRAPHIQL_TABS } from './graphiql-example.js';
+import { graphiqlOptions } from './graphiql-options.js';
 import { httpCachingPlugin } from './http-caching.js';
 import { uncompiledWhenRefused } from './refused-variables.js';
 import { requestMistakesPlugin } from './request-mistakes.js';
@@ -141,7 +141,8 @@ export function createGraphQLServer({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
-    graphiql: { title: 'Name profiles: GraphQL', defaultQuery: GRAPHIQL_EXAMPLE_QUERY, defaultTabs: GRAPHIQL_TABS },
+    // Per request: a visit opens on the example, a URL with a query on that query.
+    graphiql: graphiqlOptions,
     // Served from this process (no CDN); see ./graphiql.ts.
     renderGraphiQL,
     batching: GRAPHQL_BATCHING,

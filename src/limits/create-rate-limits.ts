@@ -1,7 +1,7 @@
 /**
  * Builds the rate limits of one app from the configuration: counters in Redis when REDIS_URL is
- * set (shared by every process on it, with in-memory insurance while Redis is away), otherwise in
- * this process's memory.
+ * set (shared by every process on it, with in-memory insurance while Redis is away or hangs, see
+ * redis-breaker.ts), otherwise in this process's memory.
  */
 import type { Config } from '../config/config.js';
 import type { Logger } from '../ops/logger.js';
@@ -37,6 +37,8 @@ export function createRateLimits(config: Config, logger: Logger, options: RateLi
   return {
     ownerCheck: redisLimiter('owner-check', config.ownerCheckLimit),
     profile: config.profileLimit === 0 ? null : redisLimiter('profile', config.profileLimit),
+    // The limiters send to Redis exactly while the connection is ready (rejectIfRedisNotReady).
+    sharedStoreUp: () => connection.isReady(),
     close: () => connection.close(),
   };
 }

@@ -25,6 +25,11 @@ export interface RateLimits {
   ownerCheck: RateLimiter;
   /** Profile lookups per client IP; null when switched off (`PROFILE_LIMIT=0`). */
   profile: RateLimiter | null;
+  /**
+   * Only with a shared store (REDIS_URL): whether the counters are kept there right now, false
+   * while each process counts on its own (Redis down, unreachable or not answering).
+   */
+  readonly sharedStoreUp?: () => boolean;
   close(): Promise<void>;
 }
 

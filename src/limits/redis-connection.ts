@@ -1,12 +1,16 @@
 /**
  * The Redis connection behind the shared rate limits. It is tuned to fail fast rather than to
  * queue: a limiter that waits for Redis would make every request wait with it, while a limiter
- * that gets an immediate error can answer from its in-memory insurance instead.
+ * that gets an immediate error can answer from its in-memory insurance instead. A Redis that
+ * hangs is dropped by the circuit breaker (redis-breaker.ts) and then treated like one that is
+ * down.
  *
- * Connection loss and recovery are logged once per transition (warn), never per request.
+ * Each transition is logged once, never per request: connection loss (warn) and recovery
+ * (warn), a trip of the breaker (warn) and its closing (info).
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../ops/logger.js';
+import { breakerOptions, isTrip, REDIS_TRIP_AFTER_SILENCE_MS } from './redis-breaker.js';
 
 /** How long one connection attempt may take before it counts as failed. */
 export const REDIS_CONNECT_TIMEOUT_MS = 1_000;
@@ -38,6 +42,7 @@ function redisOptions(): RedisOptions {
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     // Keep reconnecting for as long as the process lives; the limiters answer from memory meanwhile.
     retryStrategy: (attempt: number) => Math.min(attempt * 100, REDIS_MAX_RECONNECT_DELAY_MS),
+    ...breakerOptions(),
   };
 }
 
@@ -55,7 +60,8 @@ export function connectRedis(url: string, logger: Logger): RedisConnection {
   const client = new Redis(url, redisOptions());
   const where = describeRedisUrl(url);
   // 'starting' until the first attempt settles; afterwards each transition is logged once.
-  let state: 'starting' | 'up' | 'down' = 'starting';
+  // 'hung': the breaker dropped a connection that stopped answering (redis-breaker.ts).
+  let state: 'starting' | 'up' | 'down' | 'hung' = 'starting';
   let closing = false;
 
   let settleStart: () => void = () => {};
@@ -67,7 +73,7 @@ export function connectRedis(url: string, logger: Logger): RedisConnection {
 
   const wentDown = (reason: string) => {
     settleStart();
-    if (closing || state === 'down') return;
+    if (closing || state === 'down' || state === 'hung') return;
     const wasUp = state === 'up';
     state = 'down';
     logger.warn(
@@ -78,14 +84,26 @@ export function connectRedis(url: string, logger: Logger): RedisConnection {
     );
   };
 
+  const tripped = () => {
+    if (closing || state !== 'up') return;
+    state = 'hung';
+    logger.warn(
+      { redis: where, silentMs: REDIS_TRIP_AFTER_SILENCE_MS },
+      'Redis not answering: rate limits are counted per process until it answers again',
+    );
+  };
+
   client.on('ready', () => {
     settleStart();
     if (state === 'down') logger.warn({ redis: where }, 'Redis connection restored: rate limits are shared again');
+    else if (state === 'hung') logger.info({ redis: where }, 'Redis answering again: rate limits are shared again');
     else if (state === 'starting') logger.info({ redis: where }, 'rate limits are kept in Redis');
     state = 'up';
   });
   // Without an 'error' listener ioredis prints every failed reconnection attempt itself.
   client.on('error', (error: Error) => {
+    // ioredis reports the trip as an error before it closes the connection.
+    if (isTrip(error)) tripped();
     wentDown(error.message);
     logger.debug({ redis: where, err: error.message }, 'Redis error');
   });

@@ -4,9 +4,11 @@
  * rate-limiter-flexible's own insurance mechanism keeps it answering when Redis is not: any
  * store error (not ready, refused, timed out) makes `RateLimiterRedis` run the same `consume` on
  * the `insuranceLimiter`, an in-memory limiter of the same size. The next call tries Redis again,
- * so limits are shared again as soon as the connection is back. While Redis is away each process
- * counts on its own, which can let a client through up to one budget per process; that is the
- * price of answering instead of failing.
+ * so limits are shared again as soon as the connection is back. A Redis that hangs costs each
+ * request the command timeout only until the breaker drops its connection (redis-breaker.ts);
+ * from then on it counts as not ready, and requests go to the insurance at once. While Redis is
+ * away each process counts on its own, which can let a client through up to one budget per
+ * process; that is the price of answering instead of failing.
  */
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { decision } from './memory-limiter.js';

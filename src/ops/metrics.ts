@@ -81,6 +81,23 @@ export function createMetrics(database: DatabaseHandle, cacheStats: () => Profil
   };
 }
 
+/**
+ * `rate_limit_store_up`, for services with a shared store (REDIS_URL): read when Prometheus
+ * scrapes. Under WORKERS the cluster's value is the lowest of the workers', so 1 means every
+ * worker shares its counters.
+ */
+export function registerRateLimitStoreMetric(registry: Registry, isUp: () => boolean): void {
+  new Gauge({
+    name: 'rate_limit_store_up',
+    help: '1 while rate limits are counted in Redis, 0 while each process counts on its own (Redis down, unreachable or not answering).',
+    aggregator: 'min',
+    registers: [registry],
+    collect() {
+      this.set(isUp() ? 1 : 0);
+    },
+  });
+}
+
 /** Pool and error figures, read from the database handle when Prometheus scrapes. */
 function registerDatabaseMetrics(registry: Registry, stats: () => DatabaseStats): void {
   const counted = new Map<string, number>();

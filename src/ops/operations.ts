@@ -12,7 +12,7 @@ import { clusterMetricsRenderer } from './cluster-metrics.js';
 import { graphqlOperationMetrics } from './graphql-operation-metrics.js';
 import type { Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { countRateLimitRejections } from './rate-limit-metrics.js';
+import { observeRateLimits } from './rate-limit-metrics.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { createRequestObserver, type RequestObserver } from './request-log.js';
 import { createRequestNotes } from './request-notes.js';
@@ -27,8 +27,11 @@ export interface Operations {
   registerRoutes(router: Router): void;
   /** Yoga plugin: GraphQL operation metrics and operation names on the request log line. */
   readonly graphqlPlugin: Plugin;
-  /** The same limits, with rejections counted in `rate_limit_rejections_total`. */
-  countRateLimitRejections(limits: RateLimits): RateLimits;
+  /**
+   * The same limits, with rejections counted in `rate_limit_rejections_total` and, with a shared
+   * store, its state in `rate_limit_store_up`.
+   */
+  observeRateLimits(limits: RateLimits): RateLimits;
   /** Readiness turns 503 and answers ask clients to close their connections. */
   beginShutdown(): void;
 }
@@ -69,7 +72,7 @@ export function createOperations({ database, logger, cacheStats }: OperationsDep
       });
     },
     graphqlPlugin: graphqlOperationMetrics(metrics, notes),
-    countRateLimitRejections: (limits) => countRateLimitRejections(limits, metrics),
+    observeRateLimits: (limits) => observeRateLimits(limits, metrics),
     beginShutdown: () => readiness.beginShutdown(),
   };
 }
