@@ -176,6 +176,59 @@ describe('data file lines', () => {
     expect(reasonOf(profile({ name: `${'x'.repeat(5000)}` })).length).toBeLessThan(200);
   });
 
+  /**
+   * Text PostgreSQL cannot store: U+0000 (its text has no NUL) and lone surrogates (UTF-8 has
+   * none; JSON's \\u escapes can still write one). Such a line used to pass validation and fail
+   * the whole import after its last line (22P05), without a line number.
+   */
+  const unstorable: Array<[string, Record<string, unknown>, string]> = [
+    ['description', { description: 'a\u0000b' }, '"description" holds U+0000 (NUL) at character 2'],
+    ['description', { description: 'ab\ud800' }, '"description" holds a lone surrogate U+D800 at character 3'],
+    ['image', { image: '\u0000' }, '"image" holds U+0000 (NUL) at character 1'],
+    ['image', { image: 'https://x.example/\udfff' }, '"image" holds a lone surrogate U+DFFF at character 19'],
+    ['record type', { records: { '5': { type: 'n\u0000', value: '' } } }, 'record "5" type holds U+0000'],
+    ['record type', { records: { '5': { type: '\udc00x', value: '' } } }, 'record "5" type holds a lone surrogate'],
+    ['string value', { records: { '1': { type: 'name', value: 'A\u0000' } } }, 'record "1" value holds U+0000'],
+    ['string value', { records: { '1': { type: 'name', value: '\ud83d' } } }, 'record "1" value holds a lone'],
+    ['map key', { records: { '6': { type: 'social', value: { 'x\u0000': 'a' } } } }, 'record "6" key "x\\u0000"'],
+    ['map key', { records: { '6': { type: 'social', value: { '\ud800': 'a' } } } }, 'holds a lone surrogate U+D800'],
+    [
+      'map value',
+      { records: { '6': { type: 'social', value: { twitter: 'a\u0000' } } } },
+      'record "6" value under "twitter" holds U+0000 (NUL) at character 2',
+    ],
+    [
+      'map value',
+      { records: { '9': { type: 'other', value: { ok: 'fine', note: '\udc00' } } } },
+      'record "9" value under "note" holds a lone surrogate U+DC00',
+    ],
+  ];
+
+  it.each(unstorable)('rejects text the database cannot store in the %s', (_, fields, reason) => {
+    expect(reasonOf(profile(fields))).toContain(reason);
+  });
+
+  it('rejects such text in names and e-mails by their own rules', () => {
+    for (const bad of ['\u0000', '\ud800']) {
+      expect(reasonOf(profile({ name: `a${bad}@me` }))).toContain('invalid name');
+      expect(reasonOf(profile({ creatorEmail: `a${bad}@example.com` }))).toContain('invalid creatorEmail');
+      expect(reasonOf(JSON.stringify({ kind: 'namespace', name: `m${bad}`, ownerEmail: 'o@example.com' }))).toContain(
+        'invalid namespace name',
+      );
+      expect(reasonOf(JSON.stringify({ kind: 'namespace', name: 'me', ownerEmail: `o${bad}@example.com` }))).toContain(
+        'invalid ownerEmail',
+      );
+    }
+  });
+
+  it('accepts surrogate pairs, escaped or not, and every other control character', () => {
+    const text = '\ud83d\ude00 😀 \u0001\u001f\u007f\u0085 \ufffe\uffff';
+    const result = parseDataLine(
+      profile({ description: text, records: { '1': { type: 'notes', value: { [text]: text } } } }),
+    );
+    expect(result.ok).toBe(true);
+  });
+
   it('tells which namespace a failed namespace line declares', () => {
     const result = parseDataLine('{"kind":"namespace","name":"Me","ownerEmail":"nope"}');
     expect(result).toMatchObject({ ok: false, declaresNamespace: 'me' });

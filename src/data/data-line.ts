@@ -22,6 +22,7 @@ import { isValidEmail, MAX_EMAIL_LENGTH } from '../names/email.js';
 import { canonicalName, codePointLength, isValidNamePart, parseNameId, parseNamespace } from '../names/name-id.js';
 import { recordValueProblem } from '../profiles/record-types.js';
 import { hasArrayIndexKey, parseOrdered } from '../profiles/record-value.js';
+import { unstorableTextProblem } from './storable-text.js';
 
 export interface NamespaceLine {
   kind: 'namespace';
@@ -175,8 +176,8 @@ function toProfileLine(input: Record<string, unknown>): ProfileLine {
     localPart: nameId.local,
     namespace: nameId.domain,
     creatorEmail: email(input, 'creatorEmail'),
-    description: optionalString(input, 'description'),
-    image: optionalString(input, 'image'),
+    description: storable(optionalString(input, 'description'), '"description"'),
+    image: storable(optionalString(input, 'image'), '"image"'),
     level: level(input.level),
     records: records(input.records),
   };
@@ -258,10 +259,26 @@ function record(rawKey: string, entry: unknown): DataRecord {
       `${where} needs a non-empty string "type", got ${type === undefined ? 'none' : jsonKind(type)}`,
     );
   }
+  storable(type, `${where} type`);
   if (entry.value === undefined) throw new InvalidLine(`${where} has no "value"`);
   const problem = recordValueProblem(type, entry.value);
   if (problem !== null) throw new InvalidLine(`${where}: ${problem}, got ${jsonKind(entry.value)}`);
-  return { key: Number(rawKey), type, value: entry.value as RecordValue };
+  const value = entry.value as RecordValue;
+  if (typeof value === 'string') storable(value, `${where} value`);
+  else {
+    for (const [key, text] of Object.entries(value)) {
+      storable(key, `${where} key ${quote(key)}`);
+      storable(text, `${where} value under ${quote(key)}`);
+    }
+  }
+  return { key: Number(rawKey), type, value };
+}
+
+/** `text`, when the database can store it (see storable-text.ts); `what` names it in the reason. */
+function storable(text: string, what: string): string {
+  const problem = unstorableTextProblem(text);
+  if (problem !== null) throw new InvalidLine(`${what} ${problem}`);
+  return text;
 }
 
 /**
