@@ -69,6 +69,21 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     ],
     ['unknown namespace', JSON.stringify({ ...goodProfile(1000), name: 'x@nowhere' }), 'unknown namespace "nowhere"'],
     ['bad level', JSON.stringify({ ...goodProfile(1000), level: -3 }), '"level" must be an integer'],
+    [
+      'over-long description',
+      JSON.stringify({ ...goodProfile(1000), description: 'x'.repeat(5000) }),
+      '"description" is too long: 5000 characters, at most 4096',
+    ],
+    [
+      'over-long record value',
+      JSON.stringify({ ...goodProfile(1000), records: { '1': { type: 'name', value: 'x'.repeat(5000) } } }),
+      'record "1" value is too long: 5000 characters, at most 4096',
+    ],
+    [
+      'line longer than any valid one',
+      JSON.stringify({ ...goodProfile(1000), description: 'x'.repeat(10_000_000) }),
+      'bytes long, at most 1048576 (no valid profile needs that many)',
+    ],
   ];
 
   it.each(badLines)('rejects a file with one %s line and writes nothing', async (_, badLine, reason) => {
