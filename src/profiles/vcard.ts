@@ -98,7 +98,8 @@ function profileUrlOf(network: string, handle: string, links: VCardLinks): strin
   if (asUrl !== null) return asUrl;
   const build = PROFILE_URLS[network];
   if (build === undefined || !Object.hasOwn(PROFILE_URLS, network)) return null;
-  return links.httpUrl(build(encodeURIComponent(handle.replace(/^@/, ''))));
+  // Stored data may hold lone surrogates (see withoutControls), which encodeURIComponent refuses.
+  return links.httpUrl(build(encodeURIComponent(handle.toWellFormed().replace(/^@/, ''))));
 }
 
 /**
@@ -126,9 +127,16 @@ export function escapeText(text: string): string {
     .replace(/\r\n|\r|\n/g, '\\n');
 }
 
-/** A vCard value may hold no control characters but tab and (escaped) line breaks. */
+/**
+ * A vCard value may hold no control characters but tab and (escaped) line breaks. And it is
+ * UTF-8, which has no lone surrogates: the importer refuses them, but a `json` record value
+ * written by other means keeps a `\ud800` escape, which JavaScript reads as one; it becomes
+ * U+FFFD, as it would on the wire anyway.
+ */
 function withoutControls(text: string): string {
-  return text.replace(/\p{Cc}/gu, (char) => (char === '\t' || char === '\n' || char === '\r' ? char : ''));
+  return text
+    .toWellFormed()
+    .replace(/\p{Cc}/gu, (char) => (char === '\t' || char === '\n' || char === '\r' ? char : ''));
 }
 
 const MAX_LINE_OCTETS = 75;
