@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { DATA_LIMITS } from '../src/data/data-limits.js';
 import { parseDataLine, toDataObject, validateDataObject } from '../src/data/data-line.js';
+import { longestName, recordsAtLimits } from './support/largest-profiles.js';
 
 const profile = (fields: Record<string, unknown>) =>
   JSON.stringify({ kind: 'profile', name: 'a@me', creatorEmail: 'maker@example.com', ...fields });
@@ -174,6 +176,175 @@ describe('data file lines', () => {
 
   it('shortens huge values in reasons', () => {
     expect(reasonOf(profile({ name: `${'x'.repeat(5000)}` })).length).toBeLessThan(200);
+  });
+
+  /**
+   * Text PostgreSQL cannot store: U+0000 (its text has no NUL) and lone surrogates (UTF-8 has
+   * none; JSON's \\u escapes can still write one). Such a line used to pass validation and fail
+   * the whole import after its last line (22P05), without a line number.
+   */
+  const unstorable: Array<[string, Record<string, unknown>, string]> = [
+    ['description', { description: 'a\u0000b' }, '"description" holds U+0000 (NUL) at character 2'],
+    ['description', { description: 'ab\ud800' }, '"description" holds a lone surrogate U+D800 at character 3'],
+    ['image', { image: '\u0000' }, '"image" holds U+0000 (NUL) at character 1'],
+    ['image', { image: 'https://x.example/\udfff' }, '"image" holds a lone surrogate U+DFFF at character 19'],
+    ['record type', { records: { '5': { type: 'n\u0000', value: '' } } }, 'record "5" type holds U+0000'],
+    ['record type', { records: { '5': { type: '\udc00x', value: '' } } }, 'record "5" type holds a lone surrogate'],
+    ['string value', { records: { '1': { type: 'name', value: 'A\u0000' } } }, 'record "1" value holds U+0000'],
+    ['string value', { records: { '1': { type: 'name', value: '\ud83d' } } }, 'record "1" value holds a lone'],
+    ['map key', { records: { '6': { type: 'social', value: { 'x\u0000': 'a' } } } }, 'record "6" key "x\\u0000"'],
+    ['map key', { records: { '6': { type: 'social', value: { '\ud800': 'a' } } } }, 'holds a lone surrogate U+D800'],
+    [
+      'map value',
+      { records: { '6': { type: 'social', value: { twitter: 'a\u0000' } } } },
+      'record "6" value under "twitter" holds U+0000 (NUL) at character 2',
+    ],
+    [
+      'map value',
+      { records: { '9': { type: 'other', value: { ok: 'fine', note: '\udc00' } } } },
+      'record "9" value under "note" holds a lone surrogate U+DC00',
+    ],
+  ];
+
+  it.each(unstorable)('rejects text the database cannot store in the %s', (_, fields, reason) => {
+    expect(reasonOf(profile(fields))).toContain(reason);
+  });
+
+  it('rejects such text in names and e-mails by their own rules', () => {
+    for (const bad of ['\u0000', '\ud800']) {
+      expect(reasonOf(profile({ name: `a${bad}@me` }))).toContain('invalid name');
+      expect(reasonOf(profile({ creatorEmail: `a${bad}@example.com` }))).toContain('invalid creatorEmail');
+      expect(reasonOf(JSON.stringify({ kind: 'namespace', name: `m${bad}`, ownerEmail: 'o@example.com' }))).toContain(
+        'invalid namespace name',
+      );
+      expect(reasonOf(JSON.stringify({ kind: 'namespace', name: 'me', ownerEmail: `o${bad}@example.com` }))).toContain(
+        'invalid ownerEmail',
+      );
+    }
+  });
+
+  it('accepts surrogate pairs, escaped or not, and every other control character', () => {
+    const text = '\ud83d\ude00 😀 \u0001\u001f\u007f\u0085 \ufffe\uffff';
+    const result = parseDataLine(
+      profile({ description: text, records: { '1': { type: 'notes', value: { [text]: text } } } }),
+    );
+    expect(result.ok).toBe(true);
+  });
+
+  describe('limits', () => {
+    /** Characters counted as code points: a 4-byte character is one. */
+    const text = (count: number) => '😀'.repeat(count);
+    const map = (count: number, from = 0) =>
+      Object.fromEntries(Array.from({ length: count }, (_, index) => [`k${from + index}`, 'v']));
+    const records = (count: number) =>
+      Object.fromEntries(Array.from({ length: count }, (_, index) => [String(index), { type: 't', value: '' }]));
+    const atLimit: Array<[string, Record<string, unknown>, Record<string, unknown>, string]> = [
+      [
+        'description',
+        { description: text(DATA_LIMITS.description) },
+        { description: text(DATA_LIMITS.description + 1) },
+        '"description" is too long: 4097 characters, at most 4096',
+      ],
+      [
+        'image',
+        { image: `https://i.example/${'a'.repeat(DATA_LIMITS.image - 18)}` },
+        { image: `https://i.example/${'a'.repeat(DATA_LIMITS.image - 17)}` },
+        '"image" is too long: 2049 characters, at most 2048',
+      ],
+      [
+        'number of records',
+        { records: records(DATA_LIMITS.records) },
+        { records: records(DATA_LIMITS.records + 1) },
+        '"records" has 101 records, at most 100',
+      ],
+      [
+        'record type',
+        { records: { '1': { type: text(DATA_LIMITS.recordType), value: '' } } },
+        { records: { '1': { type: text(DATA_LIMITS.recordType + 1), value: '' } } },
+        'record "1" type is too long: 65 characters, at most 64',
+      ],
+      [
+        'string value',
+        { records: { '1': { type: 'name', value: text(DATA_LIMITS.stringValue) } } },
+        { records: { '1': { type: 'name', value: text(DATA_LIMITS.stringValue + 1) } } },
+        'record "1" value is too long: 4097 characters, at most 4096',
+      ],
+      [
+        'number of map entries',
+        { records: { '1': { type: 'link', value: map(200) }, '2': { type: 'notes', value: map(56, 200) } } },
+        { records: { '1': { type: 'link', value: map(200) }, '2': { type: 'notes', value: map(57, 200) } } },
+        'record "2" brings the map entries of the profile to 257, at most 256 in all',
+      ],
+      [
+        'map key',
+        { records: { '6': { type: 'social', value: { [text(DATA_LIMITS.mapKey)]: 'x' } } } },
+        { records: { '6': { type: 'social', value: { [text(DATA_LIMITS.mapKey + 1)]: 'x' } } } },
+        'record "6" key "😀😀😀',
+      ],
+      [
+        'map value',
+        { records: { '6': { type: 'social', value: { twitter: text(DATA_LIMITS.mapValue) } } } },
+        { records: { '6': { type: 'social', value: { twitter: text(DATA_LIMITS.mapValue + 1) } } } },
+        'record "6" value under "twitter" is too long: 2049 characters, at most 2048',
+      ],
+      [
+        'characters of all records',
+        {
+          records: Object.fromEntries(
+            Array.from({ length: 8 }, (_, index) => [String(index), { type: 'name', value: text(4096 - 4) }]),
+          ),
+        },
+        {
+          records: Object.fromEntries(
+            Array.from({ length: 8 }, (_, index) => [
+              String(index),
+              { type: 'name', value: text(4096 - (index ? 4 : 3)) },
+            ]),
+          ),
+        },
+        'the records hold 32769 characters in all (types, values, map keys and map values), at most 32768',
+      ],
+    ];
+
+    it.each(atLimit)('accepts the longest %s and rejects one more', (_, longest, tooLong, reason) => {
+      const accepted = parseDataLine(profile(longest));
+      expect(accepted.ok, accepted.ok ? '' : accepted.reason).toBe(true);
+      expect(reasonOf(profile(tooLong))).toContain(reason);
+    });
+
+    it('says how long a map key is when it is too long', () => {
+      expect(reasonOf(profile({ records: { '6': { type: 'social', value: { [text(200)]: 'x' } } } }))).toMatch(
+        /^record "6" key "😀+\.\.\. is too long: 200 characters, at most 128$/u,
+      );
+    });
+
+    it('accepts a profile at every limit at once, whatever its characters', () => {
+      for (const char of ['a', '😀', '\u0001', '"', '\\', 'é', ',']) {
+        const line = profile({
+          name: longestName(1),
+          description: char.repeat(DATA_LIMITS.description),
+          image: `https://i.example/${char.repeat(DATA_LIMITS.image - 18)}`,
+          records: recordsAtLimits(char, ['linkedin', 'telegram']),
+        });
+        const result = parseDataLine(line);
+        expect(result.ok, result.ok ? char : `${char}: ${result.reason}`).toBe(true);
+      }
+    });
+
+    it('rejects a line longer than any valid line can be without reading it', () => {
+      const padded = profile({ description: 'x' }).replace('{', `{${' '.repeat(DATA_LIMITS.lineBytes)}`);
+      expect(reasonOf(padded)).toBe(
+        `the line is ${padded.length} bytes long, at most ${DATA_LIMITS.lineBytes} (no valid profile needs that many)`,
+      );
+    });
+
+    it('keeps reasons short however many unknown fields a line has', () => {
+      const fields = Object.fromEntries(Array.from({ length: 10_000 }, (_, index) => [`field${index}`, 1]));
+      const reason = reasonOf(profile(fields));
+      expect(reason).toContain('unknown fields "field0", "field1"');
+      expect(reason).toContain('and 9995 more');
+      expect(reason.length).toBeLessThan(300);
+    });
   });
 
   it('tells which namespace a failed namespace line declares', () => {

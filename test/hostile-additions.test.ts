@@ -221,6 +221,35 @@ describe.each(databaseKinds())('hostile input on the REST additions, %s', (kind)
     await testDb?.drop();
   });
 
+  it('GET /api/<name>/avatar?fallback=<https URL>: a redirect to a URI, or 400 when the URL is not one', async () => {
+    // The URL parser leaves these characters raw in a query or fragment; a Location with them is
+    // not a URI (this used to redirect to `https://cdn.example/#\`, now and then in the property below).
+    for (const fallback of [
+      'https://cdn.example/#\\',
+      'https://cdn.example/a?b={c}',
+      'https://cdn.example/a?b=c|d',
+      'https://cdn.example/a#^',
+      'https://cdn.example/a?%zz',
+    ]) {
+      const path = `/api/empty@me/avatar?fallback=${encodeURIComponent(fallback)}`;
+      const response = await client.send(path);
+      expect(response.status, path).toBe(400);
+      expect(jsonError(response, path)).toBe('Invalid fallback, expected initials, 404 or an https URL');
+    }
+    // What the parser turns into a URI is taken as it serialises it.
+    for (const [fallback, location] of [
+      ['https://cdn.example/é?q=ü#ö', 'https://cdn.example/%C3%A9?q=%C3%BC#%C3%B6'],
+      ['https://CDN.example/a/../b\\c?d="e"', 'https://cdn.example/b/c?d=%22e%22'],
+      ['https://cdn.example/%41%7C', 'https://cdn.example/%41%7C'],
+    ]) {
+      const path = `/api/empty@me/avatar?fallback=${encodeURIComponent(fallback ?? '')}`;
+      const response = await client.send(path);
+      expect(response.status, path).toBe(302);
+      expect(response.headers.location, path).toBe(location);
+      expect(String(response.headers.location)).toMatch(CLEAN_URL);
+    }
+  });
+
   it('GET /api/<raw>/avatar?<query>: the SVG of the validated name, a clean redirect, or a JSON error', async () => {
     const query = queryOf({ size: sizeLike, fallback: fallbackLike, v: hostileText });
     await fc.assert(

@@ -69,6 +69,21 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     ],
     ['unknown namespace', JSON.stringify({ ...goodProfile(1000), name: 'x@nowhere' }), 'unknown namespace "nowhere"'],
     ['bad level', JSON.stringify({ ...goodProfile(1000), level: -3 }), '"level" must be an integer'],
+    [
+      'over-long description',
+      JSON.stringify({ ...goodProfile(1000), description: 'x'.repeat(5000) }),
+      '"description" is too long: 5000 characters, at most 4096',
+    ],
+    [
+      'over-long record value',
+      JSON.stringify({ ...goodProfile(1000), records: { '1': { type: 'name', value: 'x'.repeat(5000) } } }),
+      'record "1" value is too long: 5000 characters, at most 4096',
+    ],
+    [
+      'line longer than any valid one',
+      JSON.stringify({ ...goodProfile(1000), description: 'x'.repeat(10_000_000) }),
+      'bytes long, at most 1048576 (no valid profile needs that many)',
+    ],
   ];
 
   it.each(badLines)('rejects a file with one %s line and writes nothing', async (_, badLine, reason) => {
@@ -107,6 +122,37 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     expect(report.problems.map((problem) => problem.line)).toEqual([5, 21, 22]);
     const all = await importLines(database.handle.db, lines, SMALL_BATCHES);
     expect(all.problems.map((problem) => problem.line)).toEqual([5, 21, 22, 60]);
+  });
+
+  /** Text PostgreSQL cannot store, in every field that holds free text (see data-line.test.ts). */
+  const unstorableProfiles = (index: number) =>
+    ['\u0000', '\ud800'].flatMap((bad) => [
+      { ...goodProfile(index), description: `a${bad}` },
+      { ...goodProfile(index), image: `https://img.example/${bad}` },
+      { ...goodProfile(index), records: { '3': { type: `t${bad}`, value: 'x' } } },
+      { ...goodProfile(index), records: { '1': { type: 'name', value: `A${bad}` } } },
+      { ...goodProfile(index), records: { '6': { type: 'social', value: { [`k${bad}`]: 'v' } } } },
+      { ...goodProfile(index), records: { '6': { type: 'social', value: { twitter: `${bad}v` } } } },
+    ]);
+
+  it('rejects text the database cannot store line by line, with the line numbers, writing nothing', async () => {
+    const before = await snapshotDatabase(database.handle.db);
+    const bad = ndjson(...unstorableProfiles(500));
+    // Alone: they used to pass validation and fail the whole import with 22P05 at the end.
+    const alone = await importLines(database.handle.db, [...goodLines(20), ...bad], SMALL_BATCHES);
+    expect(alone.ok).toBe(false);
+    expect(alone.problems.map((problem) => problem.line)).toEqual(bad.map((_, index) => 22 + index));
+    expect(
+      alone.problems.every((problem) => /holds (U\+0000 \(NUL\)|a lone surrogate U\+D800)/.test(problem.reason)),
+    ).toBe(true);
+    // Among ordinary bad lines: every one of them listed, in line order.
+    const mixed = [...goodLines(10), '{', ...bad, JSON.stringify({ ...goodProfile(1), level: -1 }), ...bad];
+    const report = await importLines(database.handle.db, mixed, SMALL_BATCHES);
+    expect(report.problemCount).toBe(2 * bad.length + 2);
+    expect(report.problems.map((problem) => problem.line)).toEqual(
+      Array.from({ length: 2 * bad.length + 2 }, (_, index) => 12 + index),
+    );
+    expect(await snapshotDatabase(database.handle.db)).toEqual(before);
   });
 
   it('reports a bad namespace line once, not again for every profile under it', async () => {

@@ -13,8 +13,10 @@ import { foldLine } from '../src/profiles/vcard.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { runNode } from './support/run-node.js';
 
 const PUBLIC_URL = 'https://names.test';
+const VCARD_MODULE = new URL('../src/profiles/vcard.ts', import.meta.url).href;
 
 const LONG_NOTE =
   'Línea uno, con comas; y punto y coma \\ y barra.\nLínea dos: 東京のイラストレーターです。' +
@@ -79,6 +81,26 @@ describe('vCard line folding', () => {
       expect(folded.replace(/\r\n /g, '')).toBe(text);
     }
   });
+
+  it('folds a line of megabytes in memory linear in its size (a child process with a 48 MB heap)', async () => {
+    // Building the folded line a character at a time needed over 200 MB for 4 million
+    // characters (and seconds of event loop); a size bound, not a timing, decides this test.
+    const script = [
+      `import { foldLine } from ${JSON.stringify(VCARD_MODULE)};`,
+      "const text = 'é'.repeat(4_000_000) + '😀'.repeat(500_000);",
+      'const folded = foldLine(text);',
+      "const lines = folded.split('\\r\\n');",
+      'const longest = lines.reduce((most, line) => Math.max(most, Buffer.byteLength(line)), 0);',
+      "console.log(JSON.stringify({ same: folded.replaceAll('\\r\\n ', '') === text, lines: lines.length, longest }));",
+    ].join('\n');
+    const result = await runNode(['--max-old-space-size=48', '--max-semi-space-size=4', '--import', 'tsx'], script);
+    expect(result.code, result.stderr).toBe(0);
+    const summary = JSON.parse(result.stdout) as { same: boolean; lines: number; longest: number };
+    expect(summary.same).toBe(true);
+    expect(summary.longest).toBeLessThanOrEqual(75);
+    // 10 MB of UTF-8 in lines of 74 octets after the leading space: at least 135,000 of them.
+    expect(summary.lines).toBeGreaterThan(135_000);
+  }, 60_000);
 });
 
 describe.each(databaseKinds())('vCard on %s', (kind) => {

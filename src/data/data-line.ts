@@ -15,6 +15,9 @@
  * - Names are stored in canonical form (NFC, lower case); e-mails are stored as given after
  *   trimming, and compared case-insensitively elsewhere.
  * - Record keys are canonical non-negative integers (no sign, no leading zeros) up to 2^31-1.
+ * - Every text has a maximum length, and the records of a profile together too (data-limits.ts),
+ *   so that no profile makes an answer about it expensive; and every text must be storable
+ *   (storable-text.ts).
  * - A reason never repeats an e-mail address: those are private.
  */
 import type { RecordValue } from '../db/schema.js';
@@ -22,6 +25,8 @@ import { isValidEmail, MAX_EMAIL_LENGTH } from '../names/email.js';
 import { canonicalName, codePointLength, isValidNamePart, parseNameId, parseNamespace } from '../names/name-id.js';
 import { recordValueProblem } from '../profiles/record-types.js';
 import { hasArrayIndexKey, parseOrdered } from '../profiles/record-value.js';
+import { DATA_LIMITS } from './data-limits.js';
+import { characterCount, isSimpleText, unstorableTextProblem } from './storable-text.js';
 
 export interface NamespaceLine {
   kind: 'namespace';
@@ -92,6 +97,13 @@ class InvalidLine extends Error {
 
 /** Parses and validates one line of text (without its line break). */
 export function parseDataLine(text: string): LineResult {
+  const bytes = lineBytesOver(text, DATA_LIMITS.lineBytes);
+  if (bytes !== null) {
+    return {
+      ok: false,
+      reason: `the line is ${bytes} bytes long, at most ${DATA_LIMITS.lineBytes} (no valid profile needs that many)`,
+    };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -101,6 +113,14 @@ export function parseDataLine(text: string): LineResult {
   // JSON.parse lists keys like "2024" first; a map value with one is read again in file order.
   if (recordValuesMayBeReordered(parsed)) parsed = parseOrdered(text);
   return validateDataObject(parsed);
+}
+
+/** The UTF-8 length of `text` when it is over `max`, else null; measured only when it may be. */
+function lineBytesOver(text: string, max: number): number | null {
+  // A UTF-16 unit takes at most 3 bytes (a pair of them 4).
+  if (text.length <= max / 3) return null;
+  const bytes = Buffer.byteLength(text);
+  return bytes > max ? bytes : null;
 }
 
 function recordValuesMayBeReordered(line: unknown): boolean {
@@ -175,8 +195,8 @@ function toProfileLine(input: Record<string, unknown>): ProfileLine {
     localPart: nameId.local,
     namespace: nameId.domain,
     creatorEmail: email(input, 'creatorEmail'),
-    description: optionalString(input, 'description'),
-    image: optionalString(input, 'image'),
+    description: optionalText(input, 'description', DATA_LIMITS.description),
+    image: optionalText(input, 'image', DATA_LIMITS.image),
     level: level(input.level),
     records: records(input.records),
   };
@@ -185,11 +205,18 @@ function toProfileLine(input: Record<string, unknown>): ProfileLine {
 function rejectUnknownFields(input: Record<string, unknown>, known: ReadonlySet<string>, what: string): void {
   const unknown = Object.keys(input).filter((field) => !known.has(field));
   if (unknown.length > 0) {
-    const list = unknown.map((field) => quote(field)).join(', ');
     throw new InvalidLine(
-      `unknown field${unknown.length > 1 ? 's' : ''} ${list} for ${what} (allowed: ${[...known].join(', ')})`,
+      `unknown field${unknown.length > 1 ? 's' : ''} ${quotedList(unknown)} for ${what} (allowed: ${[...known].join(', ')})`,
     );
   }
+}
+
+/** Some of `values`, quoted: a reason stays one readable line however many there are. */
+function quotedList(values: readonly string[]): string {
+  const shown = values.slice(0, 5).map((value) => quote(value));
+  return values.length > shown.length
+    ? `${shown.join(', ')} and ${values.length - shown.length} more`
+    : shown.join(', ');
 }
 
 function requiredString(input: Record<string, unknown>, field: string): string {
@@ -204,6 +231,13 @@ function optionalString(input: Record<string, unknown>, field: string): string {
   if (value === undefined || value === null) return '';
   if (typeof value !== 'string') throw new InvalidLine(`"${field}" must be a string, got ${jsonKind(value)}`);
   return value;
+}
+
+/** An optional string field, checked by checkedText. */
+function optionalText(input: Record<string, unknown>, field: string, max: number): string {
+  const text = optionalString(input, field);
+  checkedText(text, max, `"${field}"`);
+  return text;
 }
 
 function email(input: Record<string, unknown>, field: string): string {
@@ -230,14 +264,17 @@ function records(value: unknown): DataRecord[] {
   if (!isPlainObject(value)) {
     throw new InvalidLine(`"records" must be an object keyed by record number, got ${jsonKind(value)}`);
   }
-  const result: DataRecord[] = [];
-  for (const [rawKey, entry] of Object.entries(value)) {
-    result.push(record(rawKey, entry));
+  const entries = Object.entries(value);
+  if (entries.length > DATA_LIMITS.records) {
+    throw new InvalidLine(`"records" has ${entries.length} records, at most ${DATA_LIMITS.records}`);
   }
+  const totals = new RecordTotals();
+  const result = entries.map(([rawKey, entry]) => record(rawKey, entry, totals));
+  totals.check();
   return result.sort((a, b) => a.key - b.key);
 }
 
-function record(rawKey: string, entry: unknown): DataRecord {
+function record(rawKey: string, entry: unknown, totals: RecordTotals): DataRecord {
   if (!CANONICAL_KEY.test(rawKey) || Number(rawKey) > MAX_INT32) {
     throw new InvalidLine(
       `record key ${quote(rawKey)} is not a record number (an integer from 0 to ${MAX_INT32} without sign or leading zeros)`,
@@ -248,9 +285,7 @@ function record(rawKey: string, entry: unknown): DataRecord {
     throw new InvalidLine(`${where} must be an object {"type","value"}, got ${jsonKind(entry)}`);
   const extra = Object.keys(entry).filter((field) => !RECORD_FIELDS.has(field));
   if (extra.length > 0) {
-    throw new InvalidLine(
-      `${where} has unknown field ${extra.map((field) => quote(field)).join(', ')} (allowed: type, value)`,
-    );
+    throw new InvalidLine(`${where} has unknown field ${quotedList(extra)} (allowed: type, value)`);
   }
   const type = entry.type;
   if (typeof type !== 'string' || type === '') {
@@ -258,10 +293,68 @@ function record(rawKey: string, entry: unknown): DataRecord {
       `${where} needs a non-empty string "type", got ${type === undefined ? 'none' : jsonKind(type)}`,
     );
   }
+  totals.add(checkedText(type, DATA_LIMITS.recordType, `${where} type`));
   if (entry.value === undefined) throw new InvalidLine(`${where} has no "value"`);
   const problem = recordValueProblem(type, entry.value);
   if (problem !== null) throw new InvalidLine(`${where}: ${problem}, got ${jsonKind(entry.value)}`);
-  return { key: Number(rawKey), type, value: entry.value as RecordValue };
+  const value = entry.value as RecordValue;
+  if (typeof value === 'string') totals.add(checkedText(value, DATA_LIMITS.stringValue, `${where} value`));
+  else checkMapValue(value, where, totals);
+  return { key: Number(rawKey), type, value };
+}
+
+function checkMapValue(value: Readonly<Record<string, string>>, where: string, totals: RecordTotals): void {
+  const entries = Object.entries(value);
+  totals.addMapEntries(entries.length, where);
+  const keyWhat = `${where} key`;
+  const valueWhat = `${where} value under`;
+  for (const [key, text] of entries) {
+    totals.add(checkedText(key, DATA_LIMITS.mapKey, keyWhat, key));
+    totals.add(checkedText(text, DATA_LIMITS.mapValue, valueWhat, key));
+  }
+}
+
+/** What the records of one profile hold together, against the limits for all of them. */
+class RecordTotals {
+  private characters = 0;
+  private mapEntries = 0;
+
+  add(characters: number): void {
+    this.characters += characters;
+  }
+
+  /** Checked as each record comes, so that a huge map is refused before its entries are read. */
+  addMapEntries(count: number, where: string): void {
+    this.mapEntries += count;
+    if (this.mapEntries > DATA_LIMITS.mapEntries) {
+      throw new InvalidLine(
+        `${where} brings the map entries of the profile to ${this.mapEntries}, at most ${DATA_LIMITS.mapEntries} in all`,
+      );
+    }
+  }
+
+  check(): void {
+    if (this.characters > DATA_LIMITS.recordsText) {
+      throw new InvalidLine(
+        `the records hold ${this.characters} characters in all (types, values, map keys and map values), at most ${DATA_LIMITS.recordsText}`,
+      );
+    }
+  }
+}
+
+/**
+ * The length of `text` in characters, when it is at most `max` characters and storable (see
+ * storable-text.ts). Otherwise the reason names it `what`, followed by the map entry's `key`
+ * when given (quoted only then: this runs for every text of every line).
+ */
+function checkedText(text: string, max: number, what: string, key?: string): number {
+  if (text.length <= max && isSimpleText(text)) return text.length;
+  const name = () => (key === undefined ? what : `${what} ${quote(key)}`);
+  const characters = characterCount(text);
+  if (characters > max) throw new InvalidLine(`${name()} is too long: ${characters} characters, at most ${max}`);
+  const problem = unstorableTextProblem(text);
+  if (problem !== null) throw new InvalidLine(`${name()} ${problem}`);
+  return characters;
 }
 
 /**
@@ -295,6 +388,7 @@ function jsonKind(value: unknown): string {
 function quote(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   if (text.length <= 80) return text;
-  // By code point, so the cut never splits a surrogate pair.
-  return `${Array.from(text).slice(0, 77).join('')}...`;
+  // By code point, so the cut never splits a surrogate pair; 77 of them fit in 154 units, so
+  // only a head of a huge text is split into code points.
+  return `${Array.from(text.slice(0, 160)).slice(0, 77).join('')}...`;
 }

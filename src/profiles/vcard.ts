@@ -98,7 +98,8 @@ function profileUrlOf(network: string, handle: string, links: VCardLinks): strin
   if (asUrl !== null) return asUrl;
   const build = PROFILE_URLS[network];
   if (build === undefined || !Object.hasOwn(PROFILE_URLS, network)) return null;
-  return links.httpUrl(build(encodeURIComponent(handle.replace(/^@/, ''))));
+  // Stored data may hold lone surrogates (see withoutControls), which encodeURIComponent refuses.
+  return links.httpUrl(build(encodeURIComponent(handle.toWellFormed().replace(/^@/, ''))));
 }
 
 /**
@@ -126,9 +127,16 @@ export function escapeText(text: string): string {
     .replace(/\r\n|\r|\n/g, '\\n');
 }
 
-/** A vCard value may hold no control characters but tab and (escaped) line breaks. */
+/**
+ * A vCard value may hold no control characters but tab and (escaped) line breaks. And it is
+ * UTF-8, which has no lone surrogates: the importer refuses them, but a `json` record value
+ * written by other means keeps a `\ud800` escape, which JavaScript reads as one; it becomes
+ * U+FFFD, as it would on the wire anyway.
+ */
 function withoutControls(text: string): string {
-  return text.replace(/\p{Cc}/gu, (char) => (char === '\t' || char === '\n' || char === '\r' ? char : ''));
+  return text
+    .toWellFormed()
+    .replace(/\p{Cc}/gu, (char) => (char === '\t' || char === '\n' || char === '\r' ? char : ''));
 }
 
 const MAX_LINE_OCTETS = 75;
@@ -136,23 +144,41 @@ const MAX_LINE_OCTETS = 75;
 /**
  * Folds a content line into lines of at most 75 octets (RFC 6350 §3.2): a continuation line
  * starts with one space, which counts. Breaks fall between code points, never inside a UTF-8
- * sequence.
+ * sequence. Linear in the line: it counts octets per UTF-16 unit and cuts slices of the line,
+ * joined once (building the result a character at a time took seconds and hundreds of
+ * megabytes for a value of a few million characters).
  */
 export function foldLine(line: string): string {
   if (Buffer.byteLength(line) <= MAX_LINE_OCTETS) return line;
-  const lines: string[] = [];
-  let current = '';
+  const pieces: string[] = [];
+  let start = 0;
   let octets = 0;
-  for (const char of line) {
-    const size = Buffer.byteLength(char);
+  for (let index = 0; index < line.length; ) {
+    const units = codePointUnits(line, index);
+    const size = utf8Octets(line.charCodeAt(index), units);
     if (octets + size > MAX_LINE_OCTETS) {
-      lines.push(current);
-      current = ' ';
-      octets = 1;
+      pieces.push(line.slice(start, index));
+      start = index;
+      octets = 1; // the leading space of the continuation line
     }
-    current += char;
     octets += size;
+    index += units;
   }
-  lines.push(current);
-  return lines.join('\r\n');
+  pieces.push(line.slice(start));
+  return pieces.join('\r\n ');
+}
+
+/** UTF-16 units of the code point at `index`: 2 for a surrogate pair, else 1. */
+function codePointUnits(text: string, index: number): number {
+  const code = text.charCodeAt(index);
+  if (code < 0xd800 || code > 0xdbff) return 1;
+  const next = text.charCodeAt(index + 1);
+  return next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
+}
+
+/** UTF-8 octets of a code point; a lone surrogate is written as U+FFFD, 3 octets, as Buffer does. */
+function utf8Octets(firstUnit: number, units: number): number {
+  if (units === 2) return 4;
+  if (firstUnit < 0x80) return 1;
+  return firstUnit < 0x800 ? 2 : 3;
 }

@@ -306,7 +306,9 @@ function avatarPath(): Json {
         {
           name: 'fallback',
           in: 'query',
-          description: '`initials`, `404`, or an https URL to redirect to when there is no http(s) image.',
+          description:
+            '`initials`, `404`, or an https URL to redirect to when there is no http(s) image (a URI once serialised: ' +
+            'characters such as `\\`, `{`, `|` percent-encoded).',
           schema: {
             anyOf: [
               { type: 'string', enum: ['initials', '404'] },

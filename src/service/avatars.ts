@@ -14,7 +14,7 @@ import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-
 import { AVATAR_DRAWING_REVISION, initialsSvg } from '../profiles/avatar-svg.js';
 import type { Profile } from '../profiles/profile.js';
 import { InvalidInputError } from './errors.js';
-import { httpUrl, type Links } from './links.js';
+import { hasUriCharactersOnly, httpUrl, type Links } from './links.js';
 import type { Outcome, ProfilesService } from './profiles-service.js';
 import type { ServiceRequest } from './request.js';
 
@@ -113,8 +113,11 @@ function parseFallback(values: readonly string[]): AvatarFallback | null {
 /**
  * An https URL a client gave as its fallback, serialised by the URL parser (ASCII, safe in a
  * `Location` header), or null. Refused: other schemes, more than 2048 characters, white space or
- * control characters (which the parser would silently drop), and credentials (`https://a@b`
- * reads like a link to `a`).
+ * control characters (which the parser would silently drop), credentials (`https://a@b` reads
+ * like a link to `a`), and URLs whose serialisation is still not a URI: the parser leaves `\`,
+ * `^`, `{`, `|`, `}` and a `%` of nothing as they are in a query or fragment, and a `Location`
+ * holding them is read differently by different clients. The client can send them
+ * percent-encoded; the service does not guess what it meant.
  */
 function fallbackUrl(value: string): string | null {
   if (value.length > MAX_FALLBACK_URL_LENGTH || !/^https:\/\//i.test(value) || /[\s\p{Cc}]/u.test(value)) return null;
@@ -125,7 +128,7 @@ function fallbackUrl(value: string): string | null {
     return null;
   }
   if (url.protocol !== 'https:' || url.username !== '' || url.password !== '' || url.hostname === '') return null;
-  return url.href;
+  return hasUriCharactersOnly(url.href) ? url.href : null;
 }
 
 function avatarAnswer(canonicalName: string, profile: Profile | null, options: AvatarOptions): AvatarAnswer {

@@ -38,15 +38,41 @@ export function namePath(canonicalName: string): string {
 
 /**
  * A URL from stored data as a link the service may hand out: an absolute http(s) URL, serialised
- * by the WHATWG URL parser (so it is ASCII, with no spaces or control characters, and safe in a
- * header), or null for anything else (empty, relative, `javascript:`, `data:`…).
+ * by the WHATWG URL parser and then holding only characters RFC 3986 allows in a URI (so it is
+ * ASCII, with no spaces or control characters, safe in a header and valid in a vCard), or null
+ * for anything else (empty, relative, `javascript:`, `data:`…).
  */
 export function httpUrl(value: string): string | null {
   if (!/^https?:\/\//i.test(value.trim())) return null;
   try {
     const url = new URL(value.trim());
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
+    return url.protocol === 'http:' || url.protocol === 'https:' ? withUriCharactersOnly(url.href) : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * Characters RFC 3986 does not allow in a URI: all but its unreserved and reserved characters,
+ * and `%` unless it starts an escape. The WHATWG URL parser leaves some of them as they are in
+ * queries and fragments (`\`, `^`, `{`, `|`, `}`, a `%` of nothing): a `Location` with a raw
+ * backslash is not a URI, and clients read it differently.
+ */
+const NOT_URI_CHARACTER = /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]|%(?![0-9A-Fa-f]{2})/g;
+
+/** Whether a serialised URL holds only characters a URI may (see NOT_URI_CHARACTER). */
+export function hasUriCharactersOnly(href: string): boolean {
+  NOT_URI_CHARACTER.lastIndex = 0;
+  return !NOT_URI_CHARACTER.test(href);
+}
+
+/**
+ * A serialised (so ASCII) URL with every character a URI may not hold percent-encoded, which is
+ * what those characters mean in a URL anyway.
+ */
+function withUriCharactersOnly(href: string): string {
+  return href.replace(
+    NOT_URI_CHARACTER,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`,
+  );
 }

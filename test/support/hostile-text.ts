@@ -17,7 +17,10 @@ export const HOSTILE_LOOKING_DATA = [
     level: 1,
     records: {
       '1': { type: 'name', value: "<script>alert('x')</script>" },
-      '9': { type: 'notes', value: { "' OR 1=1 --": '%00%2F..\\..\\', '😀': '\u0000-free but \u200B zero-width' } },
+      '9': {
+        type: 'notes',
+        value: { "' OR 1=1 --": '%00%2F..\\..\\', '😀': 'U+0000 is refused, \u200B zero-width is not' },
+      },
     },
   },
 ];

@@ -1,0 +1,34 @@
+/**
+ * Runs an ES module script in a child Node process with flags of the test's choosing (a small
+ * heap, say), from the project root, and collects its output: what a process limit decides is
+ * tested in a process of its own, never in the runner.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface NodeResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runNode(flags: readonly string[], script: string): Promise<NodeResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...flags, '--input-type=module', '--eval', script], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
