@@ -13,13 +13,7 @@
  * caching headers the 200 would have had (RFC 9110 15.4.5).
  */
 import { createHash } from 'node:crypto';
-import {
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  getOperationAST,
-  Kind,
-  type SelectionSetNode,
-} from 'graphql';
+import { type DocumentNode, type FragmentDefinitionNode, getOperationAST, Kind, type SelectionSetNode } from 'graphql';
 import { type Plugin, processRegularResult } from 'graphql-yoga';
 import { ifNoneMatchHeaderMatches } from '../http/conditional.js';
 import { jsonMediaTypeFor } from './accept.js';
