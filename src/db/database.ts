@@ -29,6 +29,7 @@ import {
 import { postgresSockets } from './postgres-sockets.js';
 import { containLostTransactions } from './postgres-transactions.js';
 import * as schema from './schema.js';
+import { backfillSkeletons } from './skeleton-backfill.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -50,7 +51,10 @@ export interface DatabaseOptions {
 export interface DatabaseHandle {
   db: Database;
   kind: 'postgres' | 'pglite';
-  /** Applies the committed migrations under drizzle/ (idempotent, safe from several processes). */
+  /**
+   * Applies the committed migrations under drizzle/, then computes what they cannot (the name
+   * skeletons, see skeleton-backfill.ts). Idempotent, safe from several processes.
+   */
   migrate(): Promise<void>;
   /**
    * Runs one read of the request path. On PostgreSQL it is refused at once while the database is
@@ -138,7 +142,10 @@ function openPostgres(url: string, options: DatabaseOptions): DatabaseHandle {
       });
       try {
         await migrator`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
-        await migratePostgres(drizzlePostgres(migrator), { migrationsFolder: MIGRATIONS_FOLDER });
+        const migrating = drizzlePostgres(migrator, { schema });
+        await migratePostgres(migrating, { migrationsFolder: MIGRATIONS_FOLDER });
+        // Under the same lock: a second process finds the work done.
+        await backfillSkeletons(migrating);
       } finally {
         await migrator.end({ timeout: 5 });
       }
@@ -191,6 +198,7 @@ async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
     kind: 'pglite',
     async migrate() {
       await migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      await backfillSkeletons(db);
     },
     guard(work) {
       // In-process: no network, no connections to lose, nothing to wait for but the work.
