@@ -163,11 +163,15 @@ describe.each(databaseKinds())('look-alikes of existing names on %s', (kind) => 
     });
 
     it('are written again when an import replaces a profile', async () => {
-      await handle.db.execute(sql`update profiles set local_skeleton = 'stale' where name = 'coco@other'`);
-      expect((await importLines(handle.db, [profile('coco@other', 'replaced')])).profilesChanged).toBe(1);
-      expect(await skeletonsOf(handle.db, sql`name = 'coco@other'`)).toEqual([
-        { name: 'coco@other', local_part: 'coco', local_skeleton: 'coco' },
+      // A local part that is not its own skeleton ("m" is "rn", "0" is "O").
+      expect((await importLines(handle.db, [profile('m0@other')])).ok).toBe(true);
+      await handle.db.execute(sql`update profiles set local_skeleton = 'stale' where name = 'm0@other'`);
+      expect((await importLines(handle.db, [profile('M0@other', 'replaced')])).profilesChanged).toBe(1);
+      expect(await skeletonsOf(handle.db, sql`name = 'm0@other'`)).toEqual([
+        { name: 'm0@other', local_part: 'm0', local_skeleton: 'rnO' },
       ]);
+      expect((await check('rn0@other')).confusableWith).toEqual(['m0@other']);
+      await handle.db.execute(sql`delete from profiles where name = 'm0@other'`);
     });
 
     it('are written by a bulk import', async () => {
