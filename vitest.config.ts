@@ -14,6 +14,7 @@ const GRAPHQL_SUITES = [
   'test/graphql-http.test.ts',
   'test/graphql-clients.test.ts',
   'test/client-mistakes.test.ts',
+  'test/look-alikes.test.ts',
   'test/hostile-input.test.ts',
   'test/privacy.test.ts',
   'test/rate-limits-http.test.ts',

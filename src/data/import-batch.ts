@@ -10,6 +10,7 @@
  * last line for a name wins (the writer's statement cannot upsert the same row twice).
  */
 import { isUtf8 } from 'node:buffer';
+import { skeleton } from '../names/skeleton.js';
 import { contentHashOfSerialized } from '../profiles/content-hash.js';
 import { type ProfileLine, parseDataLine } from './data-line.js';
 
@@ -32,6 +33,8 @@ export interface BatchColumns {
   profileCount: number;
   names: string;
   localParts: string;
+  /** The UTS #39 skeletons of the local parts (src/names/skeleton.ts), for the name check's look-alikes. */
+  localSkeletons: string;
   namespaces: string;
   descriptions: string;
   images: string;
@@ -147,6 +150,7 @@ function serializeColumns(profiles: readonly ProfileLine[]): BatchColumns {
     profileCount: profiles.length,
     names: column((profile) => profile.name),
     localParts: column((profile) => profile.localPart),
+    localSkeletons: column((profile) => skeleton(profile.localPart)),
     namespaces: column((profile) => profile.namespace),
     descriptions: column((profile) => profile.description),
     images: column((profile) => profile.image),

@@ -165,20 +165,22 @@ async function replaceProfiles(
       inserted: sql<boolean>`inserted`.as('inserted'),
     })
     .as(
-      sql`insert into ${profiles} (name, local_part, namespace, description, image, level, creator_email, content_hash)
-          select name, local_part, namespace, description, image, level::integer, creator_email, content_hash
+      sql`insert into ${profiles} (name, local_part, local_skeleton, namespace, description, image, level, creator_email, content_hash)
+          select name, local_part, local_skeleton, namespace, description, image, level::integer, creator_email, content_hash
           from rows from (
             json_array_elements_text(${serialized(columns.names)}),
             json_array_elements_text(${serialized(columns.localParts)}),
+            json_array_elements_text(${serialized(columns.localSkeletons)}),
             json_array_elements_text(${serialized(columns.namespaces)}),
             json_array_elements_text(${serialized(columns.descriptions)}),
             json_array_elements_text(${serialized(columns.images)}),
             json_array_elements_text(${serialized(columns.levels)}),
             json_array_elements_text(${serialized(columns.creatorEmails)}),
             json_array_elements_text(${serialized(columns.contentHashes)})
-          ) as input(name, local_part, namespace, description, image, level, creator_email, content_hash)
+          ) as input(name, local_part, local_skeleton, namespace, description, image, level, creator_email, content_hash)
           on conflict (name) do update set
-            local_part = excluded.local_part, namespace = excluded.namespace, description = excluded.description,
+            local_part = excluded.local_part, local_skeleton = excluded.local_skeleton, namespace = excluded.namespace,
+            description = excluded.description,
             image = excluded.image, level = excluded.level, creator_email = excluded.creator_email,
             content_hash = excluded.content_hash, updated_at = now()
           where profiles.content_hash <> excluded.content_hash or profiles.creator_email <> excluded.creator_email

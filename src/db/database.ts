@@ -23,6 +23,7 @@ import { MAX_RECONNECT_DELAY_SECONDS, queryDeadlineMs, withDeadline } from './po
 import { containLostTransactions } from './postgres-transactions.js';
 import { ReplicaSet, type ReplicaStatus } from './replicas.js';
 import * as schema from './schema.js';
+import { backfillSkeletons } from './skeleton-backfill.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -56,7 +57,10 @@ export interface DatabaseOptions {
 export interface DatabaseHandle {
   db: Database;
   kind: 'postgres' | 'pglite';
-  /** Applies the committed migrations under drizzle/ (idempotent, safe from several processes). */
+  /**
+   * Applies the committed migrations under drizzle/, then computes what they cannot (the name
+   * skeletons, see skeleton-backfill.ts). Idempotent, safe from several processes.
+   */
   migrate(): Promise<void>;
   /**
    * Runs one read of the request path. On PostgreSQL it is refused at once while the database is
@@ -122,6 +126,8 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
         poolMode: settings.poolMode,
         log: options.log,
         lockTimeoutMs: options.migrationLockTimeoutMs,
+        // Under the same lock: a second process finds the work done.
+        afterMigrations: (migrating) => backfillSkeletons(drizzlePostgres(migrating, { schema })).then(() => {}),
       }),
     guard,
     read: (work) => (replicas === undefined ? guard(() => work(db)) : replicas.read(work)),
@@ -202,6 +208,7 @@ async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
     kind: 'pglite',
     async migrate() {
       await migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      await backfillSkeletons(db);
     },
     guard(work) {
       // In-process: no network, no connections to lose, nothing to wait for but the work.

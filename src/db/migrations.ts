@@ -34,6 +34,8 @@ export interface MigrationSettings {
   poolMode: DatabasePoolMode;
   log: Logger | undefined;
   lockTimeoutMs?: number;
+  /** Work that must follow the migrations under the same lock (filling a column they added). */
+  afterMigrations?: (migrator: postgres.Sql) => Promise<void>;
 }
 
 /** The migration lock is held by another session for longer than start-up waits. */
@@ -56,6 +58,7 @@ export async function migrateWithLock(url: string, settings: MigrationSettings):
     await holder.begin(async (transaction) => {
       await waitForLock(transaction, settings);
       await migrate(drizzle(migrator), { migrationsFolder: settings.migrationsFolder });
+      await settings.afterMigrations?.(migrator);
     });
   } finally {
     await Promise.all([migrator.end({ timeout: 5 }), holder.end({ timeout: 5 })]);

@@ -42,6 +42,13 @@ export const profiles = pgTable(
      * when the public profile changes, so it serves as the strong ETag; it holds no private data.
      */
     contentHash: text('content_hash').notNull(),
+    /**
+     * UTS #39 skeleton of the local part (src/names/skeleton.ts), for the name check's look-alikes
+     * of existing names. Written by the importer with the profile; null until computed for rows
+     * that other writers added, which the backfill at migration (src/db/skeleton-backfill.ts)
+     * fills. Derived data, not part of the public profile or its content hash.
+     */
+    localSkeleton: text('local_skeleton'),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -50,6 +57,12 @@ export const profiles = pgTable(
     // (which also serves the namespace foreign key).
     index('profiles_name_c_idx').on(sql`${t.name} collate "C"`),
     index('profiles_namespace_name_c_idx').on(t.namespace, sql`${t.name} collate "C"`),
+    // The look-alikes of a name (src/db/look-alike-queries.ts). Without the name: the few names
+    // that share a skeleton are sorted after the index lookup, and the index costs an import less.
+    index('profiles_namespace_skeleton_idx').on(t.namespace, t.localSkeleton),
+    // Rows still without a skeleton, for the backfill: empty once it has run, so finding that
+    // there is nothing to do costs nothing at each start.
+    index('profiles_missing_skeleton_idx').on(t.id).where(sql`${t.localSkeleton} is null`),
     check('profiles_level_non_negative', sql`${t.level} >= 0`),
     check('profiles_name_parts', sql`${t.name} = ${t.localPart} || '@' || ${t.namespace}`),
   ],

@@ -76,12 +76,13 @@ query Wallet {
 }
 `;
 
-export const GRAPHIQL_NAME_CHECK_QUERY = /* GraphQL */ `# Canonical form, validity with the reason, whether the name is taken, look-alike warnings.
-# "lookalike" has a Cyrillic "е" (\\u0435) among Latin letters.
+export const GRAPHIQL_NAME_CHECK_QUERY = /* GraphQL */ `# Canonical form, validity with the reason, whether the name is taken, look-alike warnings
+# and the existing names a name looks like. "lookalike" has a Cyrillic "е" (\\u0435) among
+# Latin letters: it looks like demo@me.
 
 query NameCheck {
   taken: nameCheck(name: "Demo@ME") { input canonical valid reason exists warnings }
-  lookalike: nameCheck(name: "d\\u0435mo@me") { canonical valid exists warnings }
+  lookalike: nameCheck(name: "d\\u0435mo@me") { canonical valid exists warnings confusableWith }
   invalid: nameCheck(name: "-demo@me") { valid reason }
 }
 `;

@@ -3,10 +3,10 @@
  * sentence), and the look-alike risks of a valid one. The rules are those of ./name-id.ts, which
  * decides validity; the sentences only explain its answer (a property test holds the two together).
  *
- * Look-alikes are judged from Unicode data the engine has (ICU): scripts (./scripts.ts) and
- * compatibility normalisation (NFKC). Unicode's confusables data (UTS #39 confusables.txt), which
- * would also catch a name written wholly in look-alike letters of another script, is not part of
- * JavaScript; see docs/discovery.md.
+ * Look-alike risks of the name on its own are judged from Unicode data the engine has (ICU):
+ * scripts (./scripts.ts) and compatibility normalisation (NFKC). Look-alikes among the existing
+ * names (same UTS #39 skeleton, ./skeleton.ts) take the database; the profiles service finds them
+ * and words its warning with lookAlikesWarning.
  */
 import { canonicalName, codePointLength, parseNameId } from './name-id.js';
 import { scriptLabel, scriptMix } from './scripts.js';
@@ -110,4 +110,12 @@ function lookAlikeWarnings(label: string, part: string): string[] {
     warnings.push(`The ${label} has characters that look like plainer ones: it can be taken for "${plain}".`);
   }
   return warnings;
+}
+
+/** The warning that a valid name looks like existing ones (canonical names), or null for none. */
+export function lookAlikesWarning(names: readonly string[]): string | null {
+  if (names.length === 0) return null;
+  const quoted = names.map((name) => `"${name}"`);
+  if (quoted.length === 1) return `The name can be taken for the existing name ${quoted[0]}.`;
+  return `The name can be taken for the existing names ${quoted.slice(0, -1).join(', ')} and ${quoted.at(-1)}.`;
 }

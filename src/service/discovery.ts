@@ -6,13 +6,16 @@
  * Budgets: a listing costs one point of the profile budget per name it returns, at least one, so
  * that paging through listings copies the data no faster than looking names up one by one. The
  * first point is drawn before anything else (as for every call); a page is cut to the points that
- * are left, and the rest is drawn once the page is known. The name check costs one point.
+ * are left, and the rest is drawn once the page is known. The name check costs one point, and
+ * reads the existing look-alikes of a name from their index (src/db/look-alike-queries.ts).
  */
 import type { Database, DatabaseHandle } from '../db/database.js';
 import { findNamesByPrefix, findNamesByWallet } from '../db/discovery-queries.js';
+import { findLookAlikes } from '../db/look-alike-queries.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
-import { checkName, isUnicodeText, type NameCheckResult } from '../names/name-check.js';
-import { canonicalName, codePointLength, parseNameId, parseNamespace } from '../names/name-id.js';
+import { checkName, isUnicodeText, lookAlikesWarning, type NameCheckResult } from '../names/name-check.js';
+import { canonicalName, codePointLength, type NameId, parseNameId, parseNamespace } from '../names/name-id.js';
+import { skeleton } from '../names/skeleton.js';
 import type { Profile } from '../profiles/profile.js';
 import { walletAddressKey } from '../profiles/wallets.js';
 import { cursorsFor, decodeCursor, INVALID_CURSOR_MESSAGE } from './cursors.js';
@@ -23,6 +26,8 @@ import type { ServiceRequest } from './request.js';
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 export const MAX_PREFIX_LENGTH = 63;
+/** The most existing look-alikes a name check lists. */
+export const MAX_LOOK_ALIKES = 10;
 /** The longest address the reverse lookup answers (and indexes: see drizzle/0001_discovery.sql). */
 export const MAX_ADDRESS_LENGTH = 256;
 
@@ -64,6 +69,11 @@ export interface NamePage {
 export interface NameCheck extends NameCheckResult {
   /** Whether a profile has this name (false for an invalid one). */
   exists: boolean;
+  /**
+   * Existing names, other than this one, in its namespace whose local part has the same UTS #39
+   * skeleton: at most MAX_LOOK_ALIKES, canonical, in code-point order; empty for an invalid name.
+   */
+  confusableWith: string[];
 }
 
 export interface DiscoveryService {
@@ -79,7 +89,10 @@ export interface DiscoveryService {
    * searchProfiles.
    */
   profilesByWallet(request: ServiceRequest, input: WalletInput): Promise<Outcome<NamePage>>;
-  /** Canonical form, validity with the reason, existence and look-alike warnings. One point. */
+  /**
+   * Canonical form, validity with the reason, existence, look-alike warnings and the existing
+   * names it looks like. One point.
+   */
   checkName(request: ServiceRequest, name: string): Promise<Outcome<NameCheck>>;
   /**
    * The profiles of a page this service returned (paid for by the listing, so free here), in
@@ -149,6 +162,19 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
     return { value: page, rateLimit: charged };
   };
 
+  /** The existing names that look like a valid one (see NameCheck.confusableWith). */
+  const existingLookAlikes = (request: ServiceRequest, rateLimit: RateLimitDecision | undefined, name: NameId) =>
+    read(request, rateLimit, () =>
+      database.guard(() =>
+        findLookAlikes(database.db, {
+          namespace: name.domain,
+          skeleton: skeleton(name.local),
+          name: name.name,
+          limit: MAX_LOOK_ALIKES,
+        }),
+      ),
+    );
+
   return {
     async searchProfiles(request, input) {
       const rateLimit = await spend(limits.profile, request, 1);
@@ -190,12 +216,15 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
     async checkName(request, name) {
       const rateLimit = await spend(limits.profile, request, 1);
       const result = checkName(name);
-      let exists = false;
-      if (result.valid && result.canonical !== null) {
-        const [profile = null] = await loadProfiles(request, [result.canonical], rateLimit);
-        exists = profile !== null;
-      }
-      return { value: { ...result, exists }, rateLimit };
+      const parsed = result.valid ? parseNameId(name) : null;
+      if (parsed === null) return { value: { ...result, exists: false, confusableWith: [] }, rateLimit };
+      const [[profile = null], confusableWith] = await Promise.all([
+        loadProfiles(request, [parsed.name], rateLimit),
+        existingLookAlikes(request, rateLimit, parsed),
+      ]);
+      const warning = lookAlikesWarning(confusableWith);
+      const warnings = warning === null ? result.warnings : [...result.warnings, warning];
+      return { value: { ...result, warnings, exists: profile !== null, confusableWith }, rateLimit };
     },
 
     async profilesOfPage(request, page) {

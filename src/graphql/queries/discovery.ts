@@ -3,7 +3,7 @@
  * Thin callers of the profiles service (src/service/discovery.ts), like the REST routes.
  */
 import type { NameCheck } from '../../service/discovery.js';
-import { DEFAULT_PAGE_SIZE, MAX_ADDRESS_LENGTH, MAX_PAGE_SIZE } from '../../service/discovery.js';
+import { DEFAULT_PAGE_SIZE, MAX_ADDRESS_LENGTH, MAX_LOOK_ALIKES, MAX_PAGE_SIZE } from '../../service/discovery.js';
 import { builder } from '../builder.js';
 import { ProfileConnectionRef } from '../types/connections.js';
 
@@ -26,8 +26,16 @@ const NameCheckRef = builder.objectRef<NameCheck>('NameCheck').implement({
     warnings: t.exposeStringList('warnings', {
       description:
         'Look-alike risks of a valid name, one sentence each: letters of scripts that should not be mixed in one part ' +
-        '(Latin and Cyrillic, say; Latin with Han, Hiragana, Katakana, Hangul or Bopomofo is fine), and characters ' +
-        'with a plainer equivalent (fullwidth or mathematical letters). Empty when none was found.',
+        '(Latin and Cyrillic, say; Latin with Han, Hiragana, Katakana, Hangul or Bopomofo is fine), characters ' +
+        'with a plainer equivalent (fullwidth or mathematical letters), and existing names it looks like (see ' +
+        '`confusableWith`). Empty when none was found.',
+    }),
+    confusableWith: t.exposeStringList('confusableWith', {
+      description:
+        `Existing names that look like this one but are not it: at most ${MAX_LOOK_ALIKES}, canonical, in Unicode ` +
+        'code-point order. They are in the same namespace and their local part has the same Unicode UTS #39 ' +
+        "skeleton (Unicode's confusables data), so a name written wholly in look-alike letters of another script " +
+        'counts: all-Cyrillic `сосо@acme` looks like Latin `coco@acme`. Empty for an invalid name.',
     }),
   }),
 });
