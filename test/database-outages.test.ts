@@ -5,9 +5,10 @@
  * slow link must give slow answers, not failures, while they fit in the deadline. The causes come
  * from test/support/outage-causes.ts, which the HTTP-level suite (db-faults) reuses.
  */
-import { sql } from 'drizzle-orm';
+
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
 import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { DatabaseUnavailableError } from '../src/db/outage-gate.js';
 import { queryDeadlineMs } from '../src/db/postgres-deadlines.js';

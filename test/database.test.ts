@@ -1,7 +1,7 @@
-import { sql } from 'drizzle-orm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
 import { parseTextArray, textArrayLiteral } from '../src/db/postgres-deadlines.js';
 import { findProfilesByNames, isOwnerOrCreator } from '../src/db/queries.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';

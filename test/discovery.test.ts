@@ -7,11 +7,8 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'drizzle-orm';
 import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
@@ -19,6 +16,7 @@ import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { type DatabaseHandle, MIGRATIONS_FOLDER, openDatabase } from '../src/db/database.js';
 import { namesByPrefixQuery, namesByWalletQuery } from '../src/db/discovery-queries.js';
+import { migratePostgres, type PostgresJsDatabase, sql } from '../src/db/drizzle.js';
 import {
   GRAPHIQL_NAME_CHECK_QUERY,
   GRAPHIQL_SEARCH_QUERY,

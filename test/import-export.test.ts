@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
-import { eq, sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
 import { ANALYZE_AFTER_PROFILES, type ImportOptions, importLines, importStream } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
+import { eq, sql } from '../src/db/drizzle.js';
 import { profiles, records } from '../src/db/schema.js';
 import { emptyDatabase, exportText, ndjson, snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, useTestDatabase } from './support/databases.js';

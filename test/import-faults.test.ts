@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { Database } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
 import { STACK_LINE, startCli } from './support/cli.js';
 import { snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';

@@ -6,16 +6,14 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { sql } from 'drizzle-orm';
 import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { type Database, type DatabaseHandle, MIGRATIONS_FOLDER, openDatabase } from '../src/db/database.js';
+import { migratePostgres, type PostgresJsDatabase, sql } from '../src/db/drizzle.js';
 import { lookAlikesQuery } from '../src/db/look-alike-queries.js';
 import { backfillSkeletons } from '../src/db/skeleton-backfill.js';
 import { skeleton } from '../src/names/skeleton.js';

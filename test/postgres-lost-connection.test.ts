@@ -4,10 +4,11 @@
  * src/db/postgres-transactions.ts). Vitest fails a run on an uncaught exception, which is what
  * the defect produced: these tests fail without the containment.
  */
-import { sql } from 'drizzle-orm';
+
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
 import { describeDatabaseError } from '../src/db/errors.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';
 

@@ -3,13 +3,14 @@
  * database, forgets what a change notification names, and stops answering as soon as it cannot
  * vouch for having heard every change (a lost or replaced listening connection, no heartbeat).
  */
-import { sql } from 'drizzle-orm';
+
 import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { type ChangeFeed, listenToPostgres, MAX_SILENCE_MS } from '../src/db/change-feed.js';
 import { newChangeId, notifyProfileChanges, type ProfileChange } from '../src/db/change-notifications.js';
 import type { Database, DatabaseHandle } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
 import { profiles } from '../src/db/schema.js';
 import { createRateLimits } from '../src/limits/create-rate-limits.js';
 import { createLogger } from '../src/ops/logger.js';

@@ -4,10 +4,11 @@
  * missing one, deletes cascade, renames and lone truncates of referenced rows are refused, and a
  * concurrent delete waits for the transaction that refers to its row.
  */
-import { sql } from 'drizzle-orm';
+
 import postgres from 'postgres';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';
 import { emptyDatabase } from './support/data-files.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';

@@ -1,7 +1,7 @@
-import { asc, eq, sql } from 'drizzle-orm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_DATA } from '../src/data/demo-data.js';
 import { seedDemoData, seedIfEmpty } from '../src/data/seed.js';
+import { asc, eq, sql } from '../src/db/drizzle.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';
 import { MAP_RECORD_TYPES, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
 import { CONTRACT_EXAMPLE_RECORDS } from './support/contract-example.js';

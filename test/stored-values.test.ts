@@ -10,11 +10,12 @@
  *   that are not text (U+0000, lone surrogates), which JavaScript then reads as such; the
  *   answers must still render (a lone surrogate in a social handle made the vCard a 500).
  */
-import { sql } from 'drizzle-orm';
+
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importLines } from '../src/data/importer.js';
 import type { DatabaseHandle } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
 import { canonicalName } from '../src/names/name-id.js';
 import { MAP_RECORD_TYPES, phoneNumbers, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
 import { namePath } from '../src/service/links.js';

@@ -9,8 +9,8 @@
  */
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { asc, between, gt, sql } from 'drizzle-orm';
 import type { Database } from '../db/database.js';
+import { asc, between, gt, sql } from '../db/drizzle.js';
 import { namespaces, profiles, type RecordValue, records } from '../db/schema.js';
 import { parseJsonKeepingOrder } from '../profiles/record-value.js';
 import { type DataLine, type DataRecord, toDataObject } from './data-line.js';

@@ -13,8 +13,9 @@
  * Record values are elements of a JSON array unpacked by `json_array_elements` into a `json`
  * column, which keeps their text, and with it the order of map entries, exactly as serialised.
  */
-import { inArray, type SQL, sql } from 'drizzle-orm';
+
 import type { Database } from '../db/database.js';
+import { inArray, type SQL, sql } from '../db/drizzle.js';
 import { namespaces, profiles, records } from '../db/schema.js';
 import type { NamespaceLine } from './data-line.js';
 import type { BatchColumns } from './import-batch.js';

@@ -18,7 +18,6 @@
  */
 
 import { open } from 'node:fs/promises';
-import { sql } from 'drizzle-orm';
 import {
   EVERYTHING,
   MAX_NAMED_CHANGES,
@@ -27,6 +26,7 @@ import {
   notifyProfileChanges,
 } from '../db/change-notifications.js';
 import type { Database } from '../db/database.js';
+import { sql } from '../db/drizzle.js';
 import { BatchPreparer, type PreparerOptions } from './batch-preparer.js';
 import type { NamespaceLine } from './data-line.js';
 import type { BatchProblem, PreparedBatch } from './import-batch.js';

@@ -13,8 +13,9 @@
  * database's work of an import, and the final check reads both tables once: bulk mode came out
  * about as fast as a plain import. It stays for scripts that pass --bulk.
  */
-import { sql } from 'drizzle-orm';
+
 import type { Database } from '../db/database.js';
+import { sql } from '../db/drizzle.js';
 
 /** The check triggers of migration 0001, by table. */
 const CHECK_TRIGGERS: ReadonlyArray<readonly [table: string, trigger: string]> = [

@@ -18,8 +18,8 @@
  * (./freshness.ts); a writer that dies before sending it is covered by the listeners' heartbeats.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import type { Database } from './database.js';
+import { sql } from './drizzle.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';
 
 /** The channel every writer of profiles notifies and every server listens on. */

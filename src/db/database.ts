@@ -1,20 +1,13 @@
 /**
  * The one database module. With a PostgreSQL URL it connects through postgres.js; without one it
- * opens the embedded PGlite database in a folder. Both sit behind the same Drizzle schema and
+ * opens the embedded PGlite database in a folder (src/db/pglite.ts). Both sit behind the same Drizzle schema and
  * migrations, so the rest of the code only sees `Database`.
  */
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
-import type { Logger as DrizzleLogger } from 'drizzle-orm';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
-import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import type { Logger } from 'pino';
 import type { DatabasePoolMode } from '../config/config.js';
-import { type ChangeFeed, type ChangeFeedHandlers, listenToPglite, listenToPostgres } from './change-feed.js';
-import { type FolderLock, lockFolder } from './folder-lock.js';
+import { type ChangeFeed, type ChangeFeedHandlers, listenToPostgres } from './change-feed.js';
+import { type Logger as DrizzleLogger, drizzlePostgres, type PgDatabase, type PgQueryResultHKT } from './drizzle.js';
 import { Freshness } from './freshness.js';
 import { migrateWithLock } from './migrations.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
@@ -95,7 +88,9 @@ export interface DatabaseStats {
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  return options.url === undefined ? openPglite(options) : openPostgres(options.url, options);
+  if (options.url !== undefined) return openPostgres(options.url, options);
+  const { openPglite } = await import('./pglite.js');
+  return openPglite(options, MIGRATIONS_FOLDER);
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
@@ -187,44 +182,4 @@ async function openReplicas(
 export function serverLabel(url: string): string {
   const parsed = new URL(url);
   return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
-}
-
-async function openPglite(options: DatabaseOptions): Promise<DatabaseHandle> {
-  let lock: FolderLock | undefined;
-  if (!options.dataDir.startsWith('memory://')) {
-    mkdirSync(options.dataDir, { recursive: true });
-    lock = lockFolder(options.dataDir);
-  }
-  let client: PGlite;
-  try {
-    client = await PGlite.create(options.dataDir);
-  } catch (error) {
-    lock?.release();
-    throw error;
-  }
-  const db = drizzlePglite(client, { schema, logger: options.logger ?? false });
-  return {
-    db,
-    kind: 'pglite',
-    async migrate() {
-      await migratePglite(db, { migrationsFolder: MIGRATIONS_FOLDER });
-      await backfillSkeletons(db);
-    },
-    guard(work) {
-      // In-process: no network, no connections to lose, nothing to wait for but the work.
-      return work();
-    },
-    read: (work) => work(db),
-    async ping() {
-      await client.query('select 1');
-    },
-    listenForChanges: (handlers) => listenToPglite(client, handlers),
-    async close() {
-      try {
-        await client.close();
-      } finally {
-        lock?.release();
-      }
-    },
-  };
 }

@@ -4,8 +4,9 @@
  * collation), answered by one range scan of an index built for it (drizzle/0001_discovery.sql):
  * their cost depends on the page size, not on the number of profiles. Tests read their plans.
  */
-import { and, type SQL, sql } from 'drizzle-orm';
+
 import type { Database } from './database.js';
+import { and, type SQL, sql } from './drizzle.js';
 import { profiles, walletAddresses } from './schema.js';
 
 export interface NamePageQuery {

@@ -5,8 +5,9 @@
  * on how many names share the skeleton (a handful: the names that look alike), not on the number
  * of profiles; those are sorted by name afterwards. Tests read its plan.
  */
-import { and, sql } from 'drizzle-orm';
+
 import type { Database } from './database.js';
+import { and, sql } from './drizzle.js';
 import { profiles } from './schema.js';
 
 export interface LookAlikeQuery {

@@ -13,11 +13,11 @@
  * session holds the lock; after MIGRATION_LOCK_TIMEOUT_MS start-up gives up with one line that
  * names it.
  */
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
+
 import type { Logger } from 'pino';
 import type postgres from 'postgres';
 import type { DatabasePoolMode } from '../config/config.js';
+import { drizzlePostgres as drizzle, migratePostgres as migrate } from './drizzle.js';
 import { APPLICATION_NAME, singleSession } from './postgres-client.js';
 
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */

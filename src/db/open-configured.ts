@@ -3,10 +3,11 @@
  * setting the operator has to fix (DATABASE_URL or DATA_DIR) rather than a raw ECONNREFUSED or
  * EROFS. The data commands use it; the server's start-up can use the same explanation.
  */
-import { sql } from 'drizzle-orm';
+
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { type DatabaseHandle, openDatabase } from './database.js';
+import { sql } from './drizzle.js';
 import { FolderInUseError } from './folder-lock.js';
 
 /** The setting that decides which database is opened. */

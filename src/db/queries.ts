@@ -2,9 +2,10 @@
  * The read queries of the API. Each takes a batch of keys, so DataLoader can turn the lookups of
  * one request into one statement. None of them selects a private e-mail.
  */
-import { and, eq, inArray, or, sql } from 'drizzle-orm';
+
 import type { ProfileRow } from '../profiles/profile.js';
 import type { Database } from './database.js';
+import { and, eq, inArray, or, sql } from './drizzle.js';
 import { namespaces, profiles, records } from './schema.js';
 
 /**

@@ -11,9 +11,9 @@
  * Private data: `namespaces.owner_email` and `profiles.creator_email` are never selected by the
  * read paths of the API, only compared inside the owner-check query.
  */
-import { sql } from 'drizzle-orm';
-import { bigint, check, index, integer, json, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+
 import type { RecordValue } from '../profiles/record-value.js';
+import { bigint, check, index, integer, json, pgTable, primaryKey, sql, text, timestamp } from './drizzle.js';
 
 export type { RecordValue };
 

@@ -9,9 +9,10 @@
  * backfill goes on at the next start. With nothing to do it costs one look into an empty partial
  * index (`profiles_missing_skeleton_idx`).
  */
-import { and, asc, gt, isNull, sql } from 'drizzle-orm';
+
 import { skeleton } from '../names/skeleton.js';
 import type { Database } from './database.js';
+import { and, asc, gt, isNull, sql } from './drizzle.js';
 import { profiles } from './schema.js';
 
 const BATCH_SIZE = 5000;

@@ -4,10 +4,8 @@
  * being ready as soon as shutdown begins, so the balancer drains it before it goes away.
  */
 
-import { max } from 'drizzle-orm';
-import { readMigrationFiles } from 'drizzle-orm/migrator';
-import { bigint, pgSchema } from 'drizzle-orm/pg-core';
 import { type DatabaseHandle, MIGRATIONS_FOLDER } from '../db/database.js';
+import { bigint, max, pgSchema, readMigrationFiles } from '../db/drizzle.js';
 import { describeDatabaseError } from '../db/errors.js';
 import type { Logger } from './logger.js';
 

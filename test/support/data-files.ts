@@ -3,9 +3,9 @@
  * export as text.
  */
 import { PassThrough } from 'node:stream';
-import { asc, sql } from 'drizzle-orm';
 import { type ExportOptions, exportDatabase } from '../../src/data/exporter.js';
 import type { Database } from '../../src/db/database.js';
+import { asc, sql } from '../../src/db/drizzle.js';
 import { namespaces, profiles, records } from '../../src/db/schema.js';
 
 /** Every row of every table, with record values as stored text (so map order counts). */

@@ -1,5 +1,5 @@
 /** Small helpers for GraphQL tests: posting documents and reading the answers. */
-import type { Logger as DrizzleLogger } from 'drizzle-orm';
+import type { Logger as DrizzleLogger } from '../../src/db/drizzle.js';
 
 export interface GraphQLErrorBody {
   message: string;

@@ -1,0 +1,59 @@
+/**
+ * The embedded database: PGlite in a folder (or in memory for tests), behind the same Drizzle
+ * schema and migrations as PostgreSQL. src/db/database.ts imports this module only when no
+ * PostgreSQL URL is configured, so a service on PostgreSQL never loads PGlite or its driver.
+ * Both load through CommonJS for the reason src/db/drizzle.ts gives.
+ */
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { PGlite } from '@electric-sql/pglite';
+import { listenToPglite } from './change-feed.js';
+import type { DatabaseHandle, DatabaseOptions } from './database.js';
+import { type FolderLock, lockFolder } from './folder-lock.js';
+import * as schema from './schema.js';
+import { backfillSkeletons } from './skeleton-backfill.js';
+
+const load = createRequire(import.meta.url);
+const { PGlite: PGliteClass } = load('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
+const { drizzle } = load('drizzle-orm/pglite') as typeof import('drizzle-orm/pglite');
+const { migrate } = load('drizzle-orm/pglite/migrator') as typeof import('drizzle-orm/pglite/migrator');
+
+export async function openPglite(options: DatabaseOptions, migrationsFolder: string): Promise<DatabaseHandle> {
+  let lock: FolderLock | undefined;
+  if (!options.dataDir.startsWith('memory://')) {
+    mkdirSync(options.dataDir, { recursive: true });
+    lock = lockFolder(options.dataDir);
+  }
+  let client: PGlite;
+  try {
+    client = await PGliteClass.create(options.dataDir);
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  const db = drizzle(client, { schema, logger: options.logger ?? false });
+  return {
+    db,
+    kind: 'pglite',
+    async migrate() {
+      await migrate(db, { migrationsFolder });
+      await backfillSkeletons(db);
+    },
+    guard(work) {
+      // In-process: no network, no connections to lose, nothing to wait for but the work.
+      return work();
+    },
+    read: (work) => work(db),
+    async ping() {
+      await client.query('select 1');
+    },
+    listenForChanges: (handlers) => listenToPglite(client, handlers),
+    async close() {
+      try {
+        await client.close();
+      } finally {
+        lock?.release();
+      }
+    },
+  };
+}
