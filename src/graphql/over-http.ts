@@ -330,6 +330,8 @@ function write(res: ServerResponse, response: CapturedResponse): void {
     res.end();
     return;
   }
-  res.writeHead(response.status, { ...response.headers, 'Content-Length': Buffer.byteLength(response.body) });
-  res.end(response.body);
+  // Encoded once: measuring the length and then writing the string would read it twice.
+  const body = Buffer.from(response.body);
+  res.writeHead(response.status, { ...response.headers, 'Content-Length': body.length });
+  res.end(body);
 }
