@@ -79,7 +79,8 @@ function processTree(pid: number | undefined): number[] {
   return tree;
 }
 
-const treeCpuSeconds = (pid: number | undefined) =>
+/** CPU seconds used so far by `pid` and every process below it (a cluster's workers). */
+export const treeCpuSeconds = (pid: number | undefined) =>
   processTree(pid).reduce((sum, id) => sum + processCpuSeconds(id), 0);
 
 /** Why this part cannot run here (no PostgreSQL 15 binaries or pgbouncer), or undefined. */

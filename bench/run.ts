@@ -44,6 +44,7 @@ import {
   databaseServersMissing,
   type ServersScenario,
   startDatabaseServers,
+  treeCpuSeconds,
 } from './database-servers.js';
 
 const PROFILES = Number(process.env.BENCH_PROFILES ?? 100_000);
@@ -64,6 +65,8 @@ interface Measurement {
   requestsPerSecond: number;
   /** Requests answered in all. */
   requests: number;
+  /** µs of CPU the serving process (and its workers) spent per request answered. */
+  serverCpuMicroseconds?: number;
   latencyMs: { p50: number; p99: number };
   non2xx: number;
   errors: number;
@@ -280,6 +283,7 @@ function average(measurements: Measurement[]): Measurement {
     },
     non2xx: measurements.reduce((sum, m) => sum + m.non2xx, 0),
     errors: measurements.reduce((sum, m) => sum + m.errors, 0),
+    serverCpuMicroseconds: Math.round(mean((m) => m.serverCpuMicroseconds ?? 0)),
   };
 }
 
@@ -417,6 +421,12 @@ async function main(): Promise<void> {
     const workers = await startService(command, { ...serviceEnv, WORKERS: '2' });
     started.push(workers.process);
     const baseUrls = { static: staticServer.url, bare: bare.url, service: service.url, workers: workers.url };
+    const pids = {
+      static: staticServer.pid,
+      bare: bare.pid,
+      service: service.process.pid,
+      workers: workers.process.pid,
+    };
 
     // Idle: ready, a moment for start-up garbage to be collected, no request served yet.
     await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -431,7 +441,10 @@ async function main(): Promise<void> {
     const results = new Map<string, Measurement[]>(list.map((scenario) => [scenario.key, []]));
     for (let round = 1; round <= ROUNDS; round += 1) {
       for (const scenario of list) {
+        const cpuBefore = treeCpuSeconds(pids[scenario.server]);
         const measured = await measure(baseUrls[scenario.server], scenario.next, ROUND_SECONDS, scenario.connections);
+        const cpuSeconds = treeCpuSeconds(pids[scenario.server]) - cpuBefore;
+        measured.serverCpuMicroseconds = Math.round((cpuSeconds * 1e6) / Math.max(measured.requests, 1));
         results.get(scenario.key)?.push(measured);
       }
       console.log(
@@ -599,11 +612,11 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
       `(profiles x100, search, wallet: ${BATCH_CONNECTIONS}), ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s; load generator, servers ` +
       'and PostgreSQL share the machine.',
     '',
-    '| server | req/s | p50 ms | p99 ms | non-2xx | errors |',
-    '|---|---|---|---|---|---|',
+    '| server | req/s | p50 ms | p99 ms | µs CPU/request | non-2xx | errors |',
+    '|---|---|---|---|---|---|---|',
     ...list.map((scenario) => {
       const m = figures[scenario.key];
-      return `| ${scenario.label} | ${m?.requestsPerSecond} | ${m?.latencyMs.p50} | ${m?.latencyMs.p99} | ${m?.non2xx} | ${m?.errors} |`;
+      return `| ${scenario.label} | ${m?.requestsPerSecond} | ${m?.latencyMs.p50} | ${m?.latencyMs.p99} | ${m?.serverCpuMicroseconds} | ${m?.non2xx} | ${m?.errors} |`;
     }),
     '',
     '| figure | value | target | met |',
