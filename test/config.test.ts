@@ -97,6 +97,7 @@ describe('configuration', () => {
     ['DB_POOL_SIZE', '0'],
     ['DB_CONNECT_TIMEOUT', '0'],
     ['DB_STATEMENT_TIMEOUT_MS', '50'],
+    ['DB_READ_TIMEOUT_MS', '50'],
     ['CACHE_MAX_AGE', 'forever'],
     ['SHUTDOWN_TIMEOUT_MS', '1e3'],
     ['PUBLIC_URL', 'profiles.example.org'],

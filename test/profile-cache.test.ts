@@ -220,11 +220,10 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
     handles.push(handle);
     const heard: ProfileChange[] = [];
     let live = false;
-    const client = postgres(testDb.url!, { max: 2, onnotice: () => {} });
     let feed: ChangeFeed | undefined;
     try {
       feed = await listenToPostgres(
-        { pool: client, connectListener: () => postgres(testDb.url!, { max: 1, onnotice: () => {} }) },
+        { connectListener: () => postgres(testDb.url!, { max: 1, onnotice: () => {} }) },
         { onChange: (change) => heard.push(change), onLive: () => (live = true), onLost: () => (live = false) },
       );
       await waitUntil(async () => live, 3000);
@@ -239,7 +238,6 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
       expect(heard).toEqual([{ kind: 'names', names: ['x@other'], id: expect.any(String) }]);
     } finally {
       await feed?.close();
-      await client.end();
     }
   });
 

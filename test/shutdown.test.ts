@@ -92,7 +92,9 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
   it('finishes every request in flight with 200, refuses new connections, and exits 0', async () => {
     proxy.setLatency(0);
     const service = await startServerProcess({
-      env: { DATABASE_URL: proxied.url, SHUTDOWN_TIMEOUT_MS: '15000', PROFILE_LIMIT: '0' },
+      // A read over this slow link takes one or two round trips of 1.6 s: longer than the default
+      // read deadline (2 s) allows on a busy machine, and these answers must be 200s.
+      env: { DATABASE_URL: proxied.url, SHUTDOWN_TIMEOUT_MS: '15000', PROFILE_LIMIT: '0', DB_READ_TIMEOUT_MS: '11000' },
       startTimeoutMs: 60_000,
     });
     try {

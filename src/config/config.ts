@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_READ_TIMEOUT_MS } from '../db/postgres-deadlines.js';
 
 export interface Config {
   port: number;
@@ -37,6 +38,11 @@ export interface Config {
   dbPoolSize: number;
   dbConnectTimeoutSeconds: number;
   dbStatementTimeoutMs: number;
+  /**
+   * How long a read of the request path waits for PostgreSQL before it answers 503
+   * (DB_READ_TIMEOUT_MS, docs/database-outages.md): a stalled database must not stall clients.
+   */
+  dbReadTimeoutMs: number;
   redisUrl: string | undefined;
   /**
    * Prefix of the rate-limit keys in Redis (RATE_LIMIT_PREFIX); undefined uses the default
@@ -267,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     dbConnectTimeoutSeconds: integer(env, 'DB_CONNECT_TIMEOUT', 5, 1, 600),
     dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
+    dbReadTimeoutMs: integer(env, 'DB_READ_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS, 100, 600_000),
     redisUrl: redisUrl(env),
     rateLimitPrefix: rateLimitPrefix(env),
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 32),

@@ -5,13 +5,20 @@
  * PostgreSQL: a client of its own LISTENs (postgres.js's `listen`, which listens again after a
  * reconnect, but gives up when that first attempt fails: then the feed replaces the client).
  * Notifications sent while the connection was gone are lost, so every LISTEN after the first
- * makes the feed lost (its listeners drop what they cached) until a heartbeat is heard again. A lost connection says nothing, and a silent one (a network
- * black hole) says nothing either, so the feed proves itself: every HEARTBEAT_INTERVAL_MS it
- * sends a heartbeat notification through the ordinary pool and waits to hear it back. PostgreSQL
- * delivers notifications in commit order, so hearing a heartbeat sent at time t means every
- * change committed before t has been heard too. The feed is live only while the newest
- * heartbeat heard was sent at most MAX_SILENCE_MS ago; a listener that serves from a cache
- * only while the feed is live is never more than about that much behind the database.
+ * makes the feed lost (its listeners drop what they cached) until a heartbeat is heard again.
+ * A lost connection says nothing, and a silent one (a network black hole) says nothing either,
+ * so the feed proves itself: every HEARTBEAT_INTERVAL_MS it sends a heartbeat notification and
+ * waits to hear it back. PostgreSQL delivers notifications in commit order, so hearing a
+ * heartbeat sent at time t means every change committed before t has been heard too. The feed
+ * is live only while the newest heartbeat heard was sent at most MAX_SILENCE_MS ago; a listener
+ * that serves from a cache only while the feed is live is never more than about that much
+ * behind the database.
+ *
+ * Heartbeats go through the listening client (a second connection of its own, on the same link
+ * as the LISTEN), not through the request path's pool: whether the feed hears every change
+ * depends on the LISTEN link alone, so a pool that stalls (a hung pooler, every connection stuck)
+ * must not make the feed lost. The cache then keeps answering what it holds while reads of the
+ * database fail at their deadline (docs/database-outages.md, "A stall").
  *
  * The heartbeat also reads the primary's WAL insert position, and the feed tells ./freshness.ts
  * what it hears: changes, the positions their writers send after committing, and heartbeats, so
@@ -68,9 +75,10 @@ class Liveness {
 }
 
 export interface PostgresFeedOptions {
-  /** The pool the heartbeats are sent through. */
-  pool: postgres.Sql;
-  /** A new client for the LISTEN (postgres.js opens one connection of its own for it). */
+  /**
+   * A new client for the LISTEN (postgres.js opens one connection of its own for it) and for the
+   * heartbeats (the client's own connection), on the same link.
+   */
   connectListener: () => postgres.Sql;
   /** Told of every change, committed position and heartbeat heard (replica reads). */
   freshness?: Freshness;
@@ -83,7 +91,7 @@ export async function listenToPostgres(
   options: PostgresFeedOptions,
   handlers: ChangeFeedHandlers,
 ): Promise<ChangeFeed> {
-  const { pool, connectListener } = options;
+  const { connectListener } = options;
   const intervalMs = options.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS;
   const maxSilenceMs = options.maxSilenceMs ?? MAX_SILENCE_MS;
   const now = options.now ?? Date.now;
@@ -142,18 +150,20 @@ export async function listenToPostgres(
   const tick = () => {
     if (now() - newestHeardSentAt > maxSilenceMs) liveness.down('no heartbeat heard in time');
     else if (listening) liveness.up();
-    if (!heartbeatPending) {
+    if (!heartbeatPending && listener !== undefined) {
       heartbeatPending = true;
+      const via = listener;
       // The primary's WAL insert position when the heartbeat runs covers every change heard before it was sent.
       const payload = `${HEARTBEAT_PREFIX}${feedId}@${now()}@`;
-      pool`select pg_notify(${PROFILE_CHANGES_CHANNEL}, ${payload} || pg_current_wal_insert_lsn()::text)`.then(
+      via`select pg_notify(${PROFILE_CHANGES_CHANNEL}, ${payload} || pg_current_wal_insert_lsn()::text)`.then(
         () => {
           heartbeatPending = false;
         },
         () => {
           heartbeatPending = false;
-          // The database cannot be reached: nothing it says can be vouched for, starting now.
-          liveness.down('heartbeat failed');
+          // The link cannot be used: nothing it says can be vouched for, starting now. (A client
+          // already replaced fails its last heartbeat when it is ended; that says nothing.)
+          if (via === listener) liveness.down('heartbeat failed');
         },
       );
     }

@@ -12,7 +12,7 @@ import { Freshness } from './freshness.js';
 import { migrateWithLock } from './migrations.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
 import { APPLICATION_NAME, servicePool, singleSession } from './postgres-client.js';
-import { MAX_RECONNECT_DELAY_SECONDS, queryDeadlineMs, withDeadline } from './postgres-deadlines.js';
+import { DEFAULT_READ_TIMEOUT_MS, MAX_RECONNECT_DELAY_SECONDS, withDeadline } from './postgres-deadlines.js';
 import { containLostTransactions } from './postgres-transactions.js';
 import { ReplicaSet, type ReplicaStatus } from './replicas.js';
 import * as schema from './schema.js';
@@ -31,6 +31,8 @@ export interface DatabaseOptions {
   poolSize?: number;
   connectTimeoutSeconds?: number;
   statementTimeoutMs?: number;
+  /** The deadline of a read of the request path (`guard`, `read`, `ping`); default DEFAULT_READ_TIMEOUT_MS. */
+  readTimeoutMs?: number;
   /** Streaming read replicas of `url`: reads of the request path go to them (./replicas.ts). */
   replicaUrls?: readonly string[];
   /** A direct session to the primary for LISTEN, when `url` goes through a pooler; default `url`. */
@@ -57,9 +59,9 @@ export interface DatabaseHandle {
   migrate(): Promise<void>;
   /**
    * Runs one read of the request path. On PostgreSQL it is refused at once while the database is
-   * known to be down (the OutageGate) and rejects when it has not finished within the deadline
-   * (reconnect delay + connect timeout + statement timeout); every such failure is one that
-   * `isDatabaseUnavailable()` recognises. On PGlite it just runs the work.
+   * known to be down (the OutageGate) and rejects when it has not finished within the read
+   * deadline (`readTimeoutMs`); every such failure is one that `isDatabaseUnavailable()`
+   * recognises. On PGlite it just runs the work.
    */
   guard<T>(work: () => Promise<T>): Promise<T>;
   /**
@@ -100,8 +102,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     statementTimeoutMs: options.statementTimeoutMs ?? 5000,
     poolMode: options.poolMode ?? 'session',
   } as const;
-  // connect_timeout and statement_timeout leave waits unbounded; see postgres-deadlines.ts.
-  const deadlineMs = queryDeadlineMs(settings.connectTimeoutSeconds, settings.statementTimeoutMs);
+  // connect_timeout and statement_timeout leave waits unbounded, and a stall shorter than the
+  // silence bound would hold every request; see postgres-deadlines.ts.
+  const deadlineMs = options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS;
   const pool = servicePool(url, settings);
   const client = pool.sql;
   const gate = new OutageGate(MAX_RECONNECT_DELAY_SECONDS * 1000);
@@ -133,7 +136,6 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     listenForChanges: (handlers) =>
       listenToPostgres(
         {
-          pool: client,
           // A session of its own, directly on the primary: a pooler would not pass LISTEN on.
           connectListener: () =>
             singleSession(options.listenUrl ?? url, { ...settings, poolMode: 'session' }, `${APPLICATION_NAME} listen`),

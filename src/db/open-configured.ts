@@ -48,6 +48,7 @@ export async function openConfiguredDatabase(
       poolSize: config.dbPoolSize,
       connectTimeoutSeconds: config.dbConnectTimeoutSeconds,
       statementTimeoutMs: config.dbStatementTimeoutMs,
+      readTimeoutMs: config.dbReadTimeoutMs,
       replicaUrls: options.replicas === true ? config.databaseReplicaUrls : [],
       listenUrl: config.databaseListenUrl,
       poolMode: config.databasePoolMode,

@@ -9,8 +9,12 @@
  * the connection. Reads queued behind connections that are still connecting wait too, and the
  * reconnect backoff grows to 20 s during a long outage. So:
  *
- * - every read of the request path runs under a deadline (`withDeadline`: longest reconnect delay
- *   + connect timeout + statement timeout) and the OutageGate (see `DatabaseHandle.guard`);
+ * - every read of the request path runs under a deadline (`withDeadline`, DB_READ_TIMEOUT_MS) and
+ *   the OutageGate (see `DatabaseHandle.guard`). The deadline is short and of its own, not the
+ *   sum of the other bounds: a database that stalls (connections open, nothing answered) for
+ *   less than the silence bound below would otherwise hold every request until it answers again;
+ *   a client is better served by a 503 with Retry-After (or an answer from the profile cache)
+ *   within a couple of seconds;
  * - every connection is a socket of ours (the documented `socket` option) that destroys itself
  *   when PostgreSQL stays silent after a request for longer than a statement may run plus a
  *   connection start, so the pool heals by itself (postgres-sockets.ts);
@@ -33,10 +37,14 @@ export function reconnectDelaySeconds(retries: number): number {
   return (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, MAX_RECONNECT_DELAY_SECONDS);
 }
 
-/** How long one read may take in all: a reconnect delay, a connect, and the statement. */
-export function queryDeadlineMs(connectTimeoutSeconds: number, statementTimeoutMs: number): number {
-  return MAX_RECONNECT_DELAY_SECONDS * 1000 + connectTimeoutSeconds * 1000 + statementTimeoutMs;
-}
+/**
+ * How long a read of the request path waits by default (DB_READ_TIMEOUT_MS). It covers what a
+ * read needs on a healthy network with room to spare (the longest reconnect delay, a connection
+ * start, a lookup's statement: tens of milliseconds), and it is short enough that a stalled
+ * database turns into 503s, not into requests that hang as long as the stall. A link slower than
+ * that (a round trip of several hundred milliseconds) needs a larger value.
+ */
+export const DEFAULT_READ_TIMEOUT_MS = 2000;
 
 /**
  * How long PostgreSQL may stay silent after a request before the connection is given up: the

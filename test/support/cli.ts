@@ -15,6 +15,7 @@ const DATABASE_VARIABLES = [
   'DB_POOL_SIZE',
   'DB_CONNECT_TIMEOUT',
   'DB_STATEMENT_TIMEOUT_MS',
+  'DB_READ_TIMEOUT_MS',
 ];
 
 export interface CliResult {
