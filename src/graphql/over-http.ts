@@ -324,14 +324,18 @@ function resultWriter(engine: GraphQLServer['engine']) {
   };
 }
 
+/** Answers at least this long (in UTF-16 units) are written as bytes; see write(). */
+const ENCODE_ONCE_FROM_LENGTH = 16_384;
+
 function write(res: ServerResponse, response: CapturedResponse): void {
   if (response.body === null) {
     res.writeHead(response.status, response.headers);
     res.end();
     return;
   }
-  // Encoded once: measuring the length and then writing the string would read it twice.
-  const body = Buffer.from(response.body);
-  res.writeHead(response.status, { ...response.headers, 'Content-Length': body.length });
+  // A short string goes out in one write with the headers (node:http joins them); a long one is
+  // encoded once, since measuring its length and then writing it would read it twice.
+  const body = response.body.length < ENCODE_ONCE_FROM_LENGTH ? response.body : Buffer.from(response.body);
+  res.writeHead(response.status, { ...response.headers, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
