@@ -8,7 +8,12 @@ import postgres from 'postgres';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { type ChangeFeed, listenToPostgres, MAX_SILENCE_MS } from '../src/db/change-feed.js';
-import { newChangeId, notifyProfileChanges, type ProfileChange } from '../src/db/change-notifications.js';
+import {
+  newChangeId,
+  notifyProfileChanges,
+  PROFILE_CHANGES_CHANNEL,
+  type ProfileChange,
+} from '../src/db/change-notifications.js';
 import type { Database, DatabaseHandle } from '../src/db/database.js';
 import { sql } from '../src/db/drizzle.js';
 import { profiles } from '../src/db/schema.js';
@@ -238,6 +243,27 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
       expect(heard).toEqual([{ kind: 'names', names: ['x@other'], id: expect.any(String) }]);
     } finally {
       await feed?.close();
+    }
+  });
+
+  it("keeps each feed's heartbeats off the shared channel, so processes do not wake for each other's", async () => {
+    const onShared: string[] = [];
+    const observer = postgres(testDb.url!, { max: 1, onnotice: () => {} });
+    let live = false;
+    let feed: ChangeFeed | undefined;
+    try {
+      await observer.listen(PROFILE_CHANGES_CHANNEL, (payload) => onShared.push(payload));
+      feed = await listenToPostgres(
+        { connectListener: () => postgres(testDb.url!, { max: 1, onnotice: () => {} }), heartbeatIntervalMs: 50 },
+        { onChange: () => {}, onLive: () => (live = true), onLost: () => (live = false) },
+      );
+      await waitUntil(async () => live, 3000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(feed.live).toBe(true);
+      expect(onShared).toEqual([]);
+    } finally {
+      await feed?.close();
+      await observer.end({ timeout: 0 });
     }
   });
 

@@ -96,8 +96,13 @@ export async function listenToPostgres(
   const maxSilenceMs = options.maxSilenceMs ?? MAX_SILENCE_MS;
   const now = options.now ?? Date.now;
   const liveness = new Liveness(handlers);
-  // Heartbeats of other processes are on the same channel; this feed only trusts its own.
+  // Each feed sends its heartbeats on a channel of its own: on the shared channel, every process
+  // would wake for every other process's heartbeats, four a second each, which grows with the
+  // square of the number of processes. PostgreSQL delivers all notifications, whatever their
+  // channel, in commit order to each listener, so hearing one's own heartbeat still proves every
+  // earlier change was heard.
   const feedId = randomUUID();
+  const heartbeatChannel = `nps_heartbeat_${feedId.replaceAll('-', '')}`;
   let newestHeardSentAt = 0;
   let listening = false;
   let closed = false;
@@ -105,7 +110,7 @@ export async function listenToPostgres(
   const onNotification = (payload: string) => {
     if (payload.startsWith(HEARTBEAT_PREFIX)) {
       const [id, sentText, positionText] = payload.slice(HEARTBEAT_PREFIX.length).split('@');
-      if (id !== feedId) return;
+      if (id !== feedId) return; // another process's, from a version that used the shared channel
       const sentAt = Number(sentText);
       newestHeardSentAt = Math.max(newestHeardSentAt, sentAt);
       const position = parseWalPosition(positionText);
@@ -138,6 +143,7 @@ export async function listenToPostgres(
         if (listens > 1) liveness.down('the listening connection was replaced: changes in between were not heard');
         listening = true;
       });
+      await listener.listen(heartbeatChannel, onNotification);
     } catch {
       listening = false; // a later tick tries again with a new client
     }
@@ -155,7 +161,7 @@ export async function listenToPostgres(
       const via = listener;
       // The primary's WAL insert position when the heartbeat runs covers every change heard before it was sent.
       const payload = `${HEARTBEAT_PREFIX}${feedId}@${now()}@`;
-      via`select pg_notify(${PROFILE_CHANGES_CHANNEL}, ${payload} || pg_current_wal_insert_lsn()::text)`.then(
+      via`select pg_notify(${heartbeatChannel}, ${payload} || pg_current_wal_insert_lsn()::text)`.then(
         () => {
           heartbeatPending = false;
         },
