@@ -10,6 +10,7 @@ import { seedIfEmpty } from './data/seed.js';
 import { listen } from './http/server.js';
 import { runClusterPrimary } from './ops/cluster-primary.js';
 import { createLogger } from './ops/logger.js';
+import { releaseStartUpMemory } from './ops/start-up-memory.js';
 
 function readConfig(): Config {
   try {
@@ -27,12 +28,15 @@ async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config.logLevel);
   if (config.workers > 1 && cluster.isPrimary) {
+    releaseStartUpMemory();
     await runClusterPrimary(config, logger);
     return;
   }
   const app = await createApp(config, logger);
   // The embedded database starts out with demo data; a PostgreSQL server only on request (db:seed).
   if (app.database.kind === 'pglite' && (await seedIfEmpty(app.database))) logger.info('seeded the demo data');
+  const released = releaseStartUpMemory();
+  if (released !== undefined) logger.debug(released, 'released start-up memory');
   const running = await listen(app, config.port, config.host);
   const worker = cluster.worker === undefined ? {} : { worker: cluster.worker.id };
   logger.info({ url: running.url, database: app.database.kind, ...worker }, 'listening');
