@@ -1,6 +1,7 @@
 /**
  * Which namespaces a profile line may use: those declared on an earlier line of the file, and
- * those already in the database. Database answers are cached, so each namespace is looked up
+ * those already in the database, unless an earlier line removed them (and none declared them
+ * again since). Database answers are cached, so each namespace is looked up
  * once per import, in batches.
  */
 import type { Database } from '../db/database.js';
@@ -15,6 +16,13 @@ export class KnownNamespaces {
 
   declare(name: string): void {
     this.declared.add(name);
+  }
+
+  /** A line removed the namespace: profiles after it need it declared again. */
+  remove(name: string): void {
+    this.declared.delete(name);
+    // Known not to exist from here on, whatever the database still says before the removal is written.
+    this.inDatabase.set(name, false);
   }
 
   isKnown(name: string): boolean {
