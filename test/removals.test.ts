@@ -179,7 +179,10 @@ describe.each(databaseKinds())('removals on %s', (kind) => {
     );
     expect(report.ok).toBe(false);
     expect(report.problems).toEqual([
-      { line: 2, reason: expect.stringContaining('unknown namespace "olds" of "x@olds"') },
+      {
+        line: 2,
+        reason: 'unknown namespace "olds" of "x@olds": removed on an earlier line and not declared again since',
+      },
       { line: 4, reason: 'a removal needs "name" (a profile) or "namespace"' },
     ]);
     expect(report).toMatchObject({ profilesRemoved: 0, namespacesRemoved: 0 });

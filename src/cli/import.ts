@@ -182,7 +182,7 @@ function printReport(report: ImportReport, source: string, elapsedMs: number, ta
   const into = target.replace(/^The /, 'the ');
   if (report.dryRun) {
     process.stdout.write(
-      `Dry run of ${source} against ${into}: ${formatCount(report.lines)} lines would ${whatChanges(report)}. ` +
+      `Dry run of ${source} against ${into} (${formatCount(report.lines)} lines): ${whatChanges(report)}. ` +
         `Nothing was written (${formatSeconds(elapsedMs)}).\n`,
     );
     return 0;
@@ -199,12 +199,18 @@ function printReport(report: ImportReport, source: string, elapsedMs: number, ta
 /** What the import changes, for a dry run: every count, zeros too, so scripts can read them. */
 function whatChanges(report: ImportReport): string {
   const counts = (added: number, replaced: number, removed: number) =>
-    `add ${formatCount(added)}, replace ${formatCount(replaced)}, remove ${formatCount(removed)}`;
-  return (
-    `${counts(report.namespacesChanged - report.namespacesReplaced, report.namespacesReplaced, report.namespacesRemoved)} namespaces and ` +
-    `${counts(report.profilesChanged - report.profilesReplaced, report.profilesReplaced, report.profilesRemoved)} profiles` +
-    nothingFound(report)
+    `${formatCount(added)} to add, ${formatCount(replaced)} to replace, ${formatCount(removed)} to remove`;
+  const namespaces = counts(
+    report.namespacesChanged - report.namespacesReplaced,
+    report.namespacesReplaced,
+    report.namespacesRemoved,
   );
+  const profiles = counts(
+    report.profilesChanged - report.profilesReplaced,
+    report.profilesReplaced,
+    report.profilesRemoved,
+  );
+  return `namespaces ${namespaces}; profiles ${profiles}${nothingFound(report)}`;
 }
 
 /** The removals of an import, when it had any (the line of a plain import stays as it was). */

@@ -349,7 +349,9 @@ class ImportRun {
           line,
           reason:
             `unknown namespace ${JSON.stringify(namespace)} of ${JSON.stringify(batch.profileNames[index])}: ` +
-            'not in the database and not declared on an earlier line (or removed since)',
+            (this.known.wasRemoved(namespace)
+              ? 'removed on an earlier line and not declared again since'
+              : 'not in the database and not declared on an earlier line'),
         });
       }
     }
