@@ -30,7 +30,13 @@ const removeName = (name: string) => ({ kind: 'remove', name });
 const removeNamespace = (namespace: string) => ({ kind: 'remove', namespace });
 /** Small batches: removals and the lines they undo or follow fall into different batches too. */
 const SMALL_BATCHES: ImportOptions = { batchSize: 3 };
-const BATCH_SIZES = [{ batchSize: 3 }, { batchSize: 2000 }] as const;
+/** Small and large batches, batches prepared in worker threads (as for big files), and --bulk. */
+const BATCH_SIZES: ImportOptions[] = [
+  { batchSize: 3 },
+  { batchSize: 2000 },
+  { batchSize: 2, parallel: { workers: 2, inlineBatches: 0 } },
+  { batchSize: 3, bulk: true },
+];
 
 describe('removal lines', () => {
   it('parse to canonical names, and bad ones are rejected with a reason', () => {
@@ -88,7 +94,7 @@ describe.each(databaseKinds())('removals on %s', (kind) => {
   };
 
   it.each(BATCH_SIZES)(
-    'removes a profile by name with its records, counting what did not exist (%o)',
+    'removes a profile by name with its records, counting what did not exist (%j)',
     async (options) => {
       const report = await importLines(
         db(),
@@ -110,7 +116,7 @@ describe.each(databaseKinds())('removals on %s', (kind) => {
   );
 
   it.each(BATCH_SIZES)(
-    'removes a namespace with its profiles; a missing one counts as nothing (%o)',
+    'removes a namespace with its profiles; a missing one counts as nothing (%j)',
     async (options) => {
       const report = await importLines(db(), ndjson(removeNamespace('olds'), removeNamespace('never')), options);
       expect(report).toMatchObject({
@@ -126,7 +132,7 @@ describe.each(databaseKinds())('removals on %s', (kind) => {
     },
   );
 
-  it.each(BATCH_SIZES)('lets the last line for a name win, removal or profile (%o)', async (options) => {
+  it.each(BATCH_SIZES)('lets the last line for a name win, removal or profile (%j)', async (options) => {
     const report = await importLines(
       db(),
       ndjson(
@@ -152,7 +158,7 @@ describe.each(databaseKinds())('removals on %s', (kind) => {
   });
 
   it.each(BATCH_SIZES)(
-    'drops profiles and namespace lines that a later namespace removal undoes (%o)',
+    'drops profiles and namespace lines that a later namespace removal undoes (%j)',
     async (options) => {
       const report = await importLines(
         db(),
