@@ -4,7 +4,7 @@
  * once a removal has committed.
  */
 import { eq, sql } from 'drizzle-orm';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDataLine } from '../src/data/data-line.js';
 import { type ImportOptions, importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
@@ -312,7 +312,6 @@ describe.each(databaseKinds())('a running server after a removal on %s', (kind) 
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   });
-  afterEach(() => {});
   afterAll(async () => {
     await server?.close();
     await serverHandle?.close();
