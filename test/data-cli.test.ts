@@ -202,7 +202,9 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
 
       const usage = await runCli('import', [], { env: testDb.env });
       expect(usage.code).toBe(2);
-      expect(usage.stderr).toContain('Usage: npm run import -- [--bulk] [--progress-every SECONDS] <file.ndjson>');
+      expect(usage.stderr).toContain(
+        'Usage: npm run import -- [--replace-all] [--dry-run] [--bulk] [--progress-every SECONDS] <file.ndjson>',
+      );
 
       const badInterval = await runCli('import', ['--progress-every', 'often', path.join(folder, 'x.ndjson')], {
         env: testDb.env,
@@ -222,6 +224,46 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
       expect(result.code).toBe(2);
       expect(result.stderr.trim()).toMatch(/^Invalid configuration: DB_POOL_SIZE /);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    },
+    SLOW,
+  );
+
+  it(
+    'imports with --replace-all, after a --dry-run that printed the same counts and wrote nothing',
+    async () => {
+      const truth = file(`truth-${kind}.ndjson`, [
+        { kind: 'namespace', name: 'only', ownerEmail: 'only-owner@example.com' },
+        { kind: 'profile', name: 'one@only', creatorEmail: 'one@example.com' },
+        { kind: 'profile', name: 'two@only', creatorEmail: 'two@example.com' },
+        { kind: 'remove', name: 'gone@only' },
+      ]);
+      // Something to remove, whatever the tests before left.
+      expect((await runCli('seed', [], { env: testDb.env })).code).toBe(0);
+      const before = await snapshot();
+      const dry = await runCli('import', ['--replace-all', '--dry-run', truth], { env: testDb.env });
+      expect(dry.code, dry.stderr).toBe(0);
+      const counts =
+        /namespaces 1 to add, 0 to replace, ([\d,]+) to remove; profiles 2 to add, 0 to replace, ([\d,]+) to remove \(1 removal of what did not exist\)\. Nothing was written/.exec(
+          dry.stdout,
+        );
+      expect(counts, dry.stdout).not.toBeNull();
+      const [namespacesRemoved, profilesRemoved] = [counts?.[1] ?? '', counts?.[2] ?? ''];
+      expect(Number(namespacesRemoved.replaceAll(',', ''))).toBeGreaterThanOrEqual(3); // the demo namespaces at least
+      expect(Number(profilesRemoved.replaceAll(',', ''))).toBeGreaterThanOrEqual(7);
+      expect(await snapshot()).toEqual(before);
+
+      const real = await runCli('import', ['--replace-all', truth], { env: testDb.env });
+      expect(real.code, real.stderr).toBe(0);
+      expect(real.stdout).toContain(
+        `profiles (2 new or changed), removed ${namespacesRemoved} namespaces and ${profilesRemoved} profiles (1 removal of what did not exist)`,
+      );
+      const exported = await runCli('export', [], { env: testDb.env });
+      expect(
+        exported.stdout
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line).name),
+      ).toEqual(['only', 'one@only', 'two@only']);
     },
     SLOW,
   );
@@ -297,7 +339,10 @@ describe('data commands without a database', () => {
     async () => {
       const env = { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' };
       for (const [command, usage] of [
-        ['import', 'Usage: npm run import -- [--bulk] [--progress-every SECONDS] <file.ndjson>'],
+        [
+          'import',
+          'Usage: npm run import -- [--replace-all] [--dry-run] [--bulk] [--progress-every SECONDS] <file.ndjson>',
+        ],
         ['export', 'Usage: npm run export -- [file.ndjson]'],
         ['gen', 'Usage: npm run gen -- --profiles N'],
         ['migrate', 'Usage: npm run db:migrate'],

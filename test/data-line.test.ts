@@ -61,6 +61,7 @@ describe('data file lines', () => {
       records: { '9': { type: 'notes', value: {} }, '1': { type: 'name', value: 'A' } },
     });
     if (!result.ok) throw new Error(result.reason);
+    if (result.line.kind === 'remove') throw new Error('not a profile');
     expect(JSON.stringify(toDataObject(result.line))).toBe(
       '{"kind":"profile","name":"a@me","creatorEmail":"m@example.com","description":"","image":"","level":0,' +
         '"records":{"1":{"type":"name","value":"A"},"9":{"type":"notes","value":{}}}}',

@@ -137,6 +137,36 @@ describe.each(databaseKinds())('change announcements of imports on %s', (kind) =
     expect(announced(await listener.received(1))).toEqual(['control@news']);
   });
 
+  it('announces removed profiles by name, those of a removed namespace and of --replace-all included', async () => {
+    const removed = await importLines(
+      database.handle.db,
+      ndjson({ kind: 'remove', name: 'Kept@NEWS' }, { kind: 'remove', name: 'never@news' }),
+    );
+    expect(removed).toMatchObject({ ok: true, profilesRemoved: 1, removalsOfNothing: 1 });
+    expect(announced(await listener.received(2))).toEqual(['kept@news']);
+
+    listener.payloads.length = 0;
+    const replaced = await importLines(database.handle.db, ndjson(NAMESPACE, profile('edited')), { replaceAll: true });
+    expect(replaced).toMatchObject({ ok: true, profilesRemoved: 1 });
+    expect(announced(await listener.received(2))).toEqual(['recreated@news']);
+
+    listener.payloads.length = 0;
+    const namespace = await importLines(database.handle.db, ndjson({ kind: 'remove', namespace: 'news' }));
+    expect(namespace).toMatchObject({ ok: true, namespacesRemoved: 1, profilesRemoved: 1 });
+    expect(announced(await listener.received(2))).toEqual(['edited@news']);
+  });
+
+  it('announces nothing for a dry run', async () => {
+    const report = await importLines(
+      database.handle.db,
+      ndjson({ kind: 'remove', name: 'kept@news' }, { ...profile('edited'), description: 'Edited' }),
+      { dryRun: true, replaceAll: true },
+    );
+    expect(report).toMatchObject({ ok: true, dryRun: true, profilesRemoved: 2, profilesChanged: 1 });
+    await control();
+    expect(announced(await listener.received(1))).toEqual(['control@news']);
+  });
+
   it('announces nothing when the import changes nothing', async () => {
     const report = await importLines(database.handle.db, ndjson(NAMESPACE, profile('kept'), profile('edited')));
     expect(report).toMatchObject({ ok: true, namespacesChanged: 0, profilesChanged: 0 });

@@ -1,6 +1,6 @@
 /**
- * `npm run import -- [--bulk] [--progress-every SECONDS] <file>`: loads an NDJSON data file into the configured database,
- * all or nothing. `-` reads standard input. Bad lines are listed on stderr as `line N: reason`,
+ * `npm run import -- [--replace-all] [--dry-run] [--bulk] [--progress-every SECONDS] <file>`: loads an NDJSON data
+ * file into the configured database, all or nothing. `-` reads standard input. Bad lines are listed on stderr as `line N: reason`,
  * with a summary; the exit code is 1 when the file was rejected or could not be read, 2 for bad
  * usage or configuration. Progress goes to stderr on large files. No import locks readers out;
  * `--bulk` checks references once at the end and makes other writers wait meanwhile.
@@ -22,15 +22,23 @@ import {
 import { formatProgress } from './import-progress.js';
 
 const HELP = {
-  usage: 'npm run import -- [--bulk] [--progress-every SECONDS] <file.ndjson>   ("-" reads standard input)',
+  usage:
+    'npm run import -- [--replace-all] [--dry-run] [--bulk] [--progress-every SECONDS] <file.ndjson>   ("-" reads standard input)',
   details: `
 Loads an NDJSON data file (the format of \`npm run export\`) into the configured database:
 DATABASE_URL, or the embedded database in DATA_DIR. All or nothing: if any line is bad, every bad
 line is listed as "line N: reason", nothing is written and the exit code is 1. Names that exist
-are replaced whole; unchanged profiles are left alone. Running servers are told which profiles
-changed when the import commits. Progress goes to stderr every 2 seconds.
+are replaced whole; unchanged profiles are left alone; {"kind":"remove","name":"a@b"} and
+{"kind":"remove","namespace":"b"} remove. Running servers are told which profiles changed or
+went when the import commits. Progress goes to stderr every 2 seconds.
 
 Options:
+  --replace-all
+              the file is the whole truth: profiles and namespaces it does not name are
+              removed, in the same all-or-nothing transaction. Other writers wait until
+              the import ends; lookups never do.
+  --dry-run   check the file and print what the import would add, replace and remove;
+              nothing is written (with --replace-all too)
   --bulk      check references once at the end instead of per statement. Other writers
               (imports, seeding) wait until the import ends; lookups never do. Measured
               about as fast as a plain import now that the per-statement checks are cheap;
@@ -44,6 +52,7 @@ Exit codes: 0 imported, 1 rejected or failed (nothing written), 2 bad arguments 
 
 Examples:
   npm run import -- data.ndjson
+  npm run import -- --replace-all --dry-run dump.ndjson
   npm run -s gen -- --profiles 1000 | npm run import -- -`,
 };
 
@@ -51,7 +60,7 @@ Examples:
 const BIG_INPUT_BYTES = 16 * 1024 * 1024;
 
 runCommand(HELP, async () => {
-  const { path, bulk, progressIntervalMs } = readArguments();
+  const { path, bulk, replaceAll, dryRun, progressIntervalMs } = readArguments();
   const config = commandConfig();
   // The file is checked before the database is opened: a typo fails fast and touches nothing.
   const file = path === '-' ? undefined : await openReadable(path);
@@ -63,6 +72,8 @@ runCommand(HELP, async () => {
     const input = countBytes(source.stream);
     const report = await importStream(database.db, input, {
       bulk,
+      replaceAll,
+      dryRun,
       progressIntervalMs,
       // A big file starts its worker threads at once instead of after a few batches.
       parallel: source.size !== undefined && source.size > BIG_INPUT_BYTES ? { inlineBatches: 0 } : {},
@@ -107,15 +118,32 @@ function countBytes(input: AsyncIterable<Uint8Array | string>): AsyncIterable<Ui
   return counted;
 }
 
-function readArguments(): { path: string; bulk: boolean; progressIntervalMs: number } {
+function readArguments(): {
+  path: string;
+  bulk: boolean;
+  replaceAll: boolean;
+  dryRun: boolean;
+  progressIntervalMs: number;
+} {
   const { positionals, values } = parseArguments({
-    options: { bulk: { type: 'boolean', default: false }, 'progress-every': { type: 'string', default: '2' } },
+    options: {
+      bulk: { type: 'boolean', default: false },
+      'replace-all': { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+      'progress-every': { type: 'string', default: '2' },
+    },
     allowPositionals: true,
     strict: true,
   });
   const [path] = positionals;
   if (path === undefined || positionals.length !== 1) throw new UsageError('Name exactly one file to import.');
-  return { path, bulk: values.bulk, progressIntervalMs: progressInterval(values['progress-every']) };
+  return {
+    path,
+    bulk: values.bulk,
+    replaceAll: values['replace-all'],
+    dryRun: values['dry-run'],
+    progressIntervalMs: progressInterval(values['progress-every']),
+  };
 }
 
 function progressInterval(text: string): number {
@@ -151,11 +179,51 @@ function printReport(report: ImportReport, source: string, elapsedMs: number, ta
     );
     return 1;
   }
+  const into = target.replace(/^The /, 'the ');
+  if (report.dryRun) {
+    process.stdout.write(
+      `Dry run of ${source} against ${into} (${formatCount(report.lines)} lines): ${whatChanges(report)}. ` +
+        `Nothing was written (${formatSeconds(elapsedMs)}).\n`,
+    );
+    return 0;
+  }
   process.stdout.write(
-    `Imported ${source} into ${target.replace(/^The /, 'the ')}: ${formatCount(report.lines)} lines, ` +
+    `Imported ${source} into ${into}: ${formatCount(report.lines)} lines, ` +
       `${formatCount(report.namespaces)} namespaces (${formatCount(report.namespacesChanged)} new or changed), ` +
-      `${formatCount(report.profiles)} profiles (${formatCount(report.profilesChanged)} new or changed) ` +
-      `in ${formatSeconds(elapsedMs)}.\n`,
+      `${formatCount(report.profiles)} profiles (${formatCount(report.profilesChanged)} new or changed)` +
+      `${removalSummary(report)} in ${formatSeconds(elapsedMs)}.\n`,
   );
   return 0;
+}
+
+/** What the import changes, for a dry run: every count, zeros too, so scripts can read them. */
+function whatChanges(report: ImportReport): string {
+  const counts = (added: number, replaced: number, removed: number) =>
+    `${formatCount(added)} to add, ${formatCount(replaced)} to replace, ${formatCount(removed)} to remove`;
+  const namespaces = counts(
+    report.namespacesChanged - report.namespacesReplaced,
+    report.namespacesReplaced,
+    report.namespacesRemoved,
+  );
+  const profiles = counts(
+    report.profilesChanged - report.profilesReplaced,
+    report.profilesReplaced,
+    report.profilesRemoved,
+  );
+  return `namespaces ${namespaces}; profiles ${profiles}${nothingFound(report)}`;
+}
+
+/** The removals of an import, when it had any (the line of a plain import stays as it was). */
+function removalSummary(report: ImportReport): string {
+  if (report.removals === 0 && report.profilesRemoved === 0 && report.namespacesRemoved === 0) return '';
+  return (
+    `, removed ${formatCount(report.namespacesRemoved)} namespaces and ${formatCount(report.profilesRemoved)} profiles` +
+    nothingFound(report)
+  );
+}
+
+function nothingFound(report: ImportReport): string {
+  const count = report.removalsOfNothing;
+  if (count === 0) return '';
+  return ` (${formatCount(count)} removal${count === 1 ? '' : 's'} of what did not exist)`;
 }

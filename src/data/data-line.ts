@@ -9,6 +9,11 @@
  *     {"kind":"profile","name":"demo@me","creatorEmail":"maker@example.com","description":"...",
  *      "image":"","level":2,"records":{"1":{"type":"name","value":"Demo Person"}}}
  *
+ * or a removal of a profile or of a namespace (with its profiles)
+ *
+ *     {"kind":"remove","name":"demo@me"}
+ *     {"kind":"remove","namespace":"me"}
+ *
  * Decisions beyond the contract:
  * - Fields the format does not define are rejected (a typo such as "desciption" would otherwise
  *   drop data silently). `description`, `image`, `level` and `records` may be absent or null.
@@ -55,7 +60,18 @@ export interface ProfileLine {
   records: DataRecord[];
 }
 
-export type DataLine = NamespaceLine | ProfileLine;
+/** Removes a profile (`what: 'profile'`, a canonical name ID) or a namespace with its profiles. */
+export interface RemoveLine {
+  kind: 'remove';
+  what: 'profile' | 'namespace';
+  /** Canonical name ID or top-level name. */
+  name: string;
+}
+
+/** What a database holds, and so what an export writes. */
+export type ContentLine = NamespaceLine | ProfileLine;
+
+export type DataLine = ContentLine | RemoveLine;
 
 /** The JSON object of a line as it appears in a file. */
 export interface NamespaceObject {
@@ -76,6 +92,9 @@ export interface ProfileObject {
 
 export type DataObject = NamespaceObject | ProfileObject;
 
+/** A removal line as it appears in a file (never in an export). */
+export type RemoveObject = { kind: 'remove'; name: string } | { kind: 'remove'; namespace: string };
+
 /**
  * A failed line still names the namespace it declares when that name itself is valid, so the
  * importer can treat it as declared and not report every profile under it a second time.
@@ -87,6 +106,7 @@ export const MAX_INT32 = 2_147_483_647;
 
 const NAMESPACE_FIELDS = new Set(['kind', 'name', 'ownerEmail']);
 const PROFILE_FIELDS = new Set(['kind', 'name', 'creatorEmail', 'description', 'image', 'level', 'records']);
+const REMOVE_FIELDS = new Set(['kind', 'name', 'namespace']);
 const RECORD_FIELDS = new Set(['type', 'value']);
 const CANONICAL_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
 const PART_RULE = '1 to 63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit';
@@ -143,7 +163,7 @@ export function validateDataObject(input: unknown): LineResult {
 }
 
 /** The line object of a namespace or profile, with every field written out. */
-export function toDataObject(line: DataLine): DataObject {
+export function toDataObject(line: ContentLine): DataObject {
   if (line.kind === 'namespace') return { kind: 'namespace', name: line.name, ownerEmail: line.ownerEmail };
   const records: NonNullable<ProfileObject['records']> = {};
   // Integer-like keys of a JavaScript object iterate in ascending numeric order, which is the
@@ -167,8 +187,35 @@ function toDataLine(input: unknown): DataLine {
   const kind = input.kind;
   if (kind === 'namespace') return toNamespaceLine(input);
   if (kind === 'profile') return toProfileLine(input);
-  if (kind === undefined) throw new InvalidLine('missing "kind" (expected "namespace" or "profile")');
-  throw new InvalidLine(`unknown kind ${quote(kind)} (expected "namespace" or "profile")`);
+  if (kind === 'remove') return toRemoveLine(input);
+  if (kind === undefined) throw new InvalidLine(`missing "kind" (expected ${KINDS})`);
+  throw new InvalidLine(`unknown kind ${quote(kind)} (expected ${KINDS})`);
+}
+
+const KINDS = '"namespace", "profile" or "remove"';
+
+/** Exactly one of `name` (a name ID) and `namespace`: a line that could mean either is refused. */
+function toRemoveLine(input: Record<string, unknown>): RemoveLine {
+  rejectUnknownFields(input, REMOVE_FIELDS, 'a removal');
+  const hasName = input.name !== undefined && input.name !== null;
+  const hasNamespace = input.namespace !== undefined && input.namespace !== null;
+  if (hasName === hasNamespace) {
+    throw new InvalidLine(
+      hasName
+        ? 'a removal names either a profile ("name") or a namespace ("namespace"), not both'
+        : 'a removal needs "name" (a profile) or "namespace"',
+    );
+  }
+  if (hasName) {
+    const rawName = requiredString(input, 'name');
+    const nameId = parseNameId(rawName);
+    if (nameId === null) throw new InvalidLine(`invalid name ${quote(rawName)}: ${nameIdProblem(rawName)}`);
+    return { kind: 'remove', what: 'profile', name: nameId.name };
+  }
+  const rawNamespace = requiredString(input, 'namespace');
+  const namespace = parseNamespace(rawNamespace);
+  if (namespace === null) throw new InvalidLine(`invalid namespace ${quote(rawNamespace)}: must be ${PART_RULE}`);
+  return { kind: 'remove', what: 'namespace', name: namespace };
 }
 
 function toNamespaceLine(input: Record<string, unknown>): NamespaceLine {

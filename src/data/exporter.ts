@@ -13,7 +13,7 @@ import type { Database } from '../db/database.js';
 import { asc, between, gt, sql } from '../db/drizzle.js';
 import { namespaces, profiles, type RecordValue, records } from '../db/schema.js';
 import { parseJsonKeepingOrder } from '../profiles/record-value.js';
-import { type DataLine, type DataRecord, toDataObject } from './data-line.js';
+import { type ContentLine, type DataRecord, toDataObject } from './data-line.js';
 
 export interface ExportCounts {
   namespaces: number;
@@ -45,7 +45,7 @@ export async function exportDatabase(
 
 /** One chunk of NDJSON text per page of rows; counts what it yields. */
 async function* ndjsonPages(db: Database, pageSize: number, counts: ExportCounts): AsyncGenerator<string> {
-  const text = (lines: DataLine[]) => lines.map((line) => `${JSON.stringify(toDataObject(line))}\n`).join('');
+  const text = (lines: ContentLine[]) => lines.map((line) => `${JSON.stringify(toDataObject(line))}\n`).join('');
   for await (const page of namespacePages(db, pageSize)) {
     counts.namespaces += page.length;
     yield text(page);
@@ -56,7 +56,7 @@ async function* ndjsonPages(db: Database, pageSize: number, counts: ExportCounts
   }
 }
 
-async function* namespacePages(db: Database, pageSize: number): AsyncGenerator<DataLine[]> {
+async function* namespacePages(db: Database, pageSize: number): AsyncGenerator<ContentLine[]> {
   let after: string | undefined;
   for (;;) {
     const rows = await db
@@ -72,7 +72,7 @@ async function* namespacePages(db: Database, pageSize: number): AsyncGenerator<D
   }
 }
 
-async function* profilePages(db: Database, pageSize: number): AsyncGenerator<DataLine[]> {
+async function* profilePages(db: Database, pageSize: number): AsyncGenerator<ContentLine[]> {
   let after = 0;
   for (;;) {
     const rows = await db

@@ -8,11 +8,17 @@
  * Rules kept from the line-by-line importer: blank lines are skipped (they still count), a byte
  * order mark on line 1 is ignored, a line that is not valid UTF-8 is bad, and within a batch the
  * last line for a name wins (the writer's statement cannot upsert the same row twice).
+ *
+ * Removals: the writer deletes a batch's removed profiles and namespaces before it writes the
+ * batch's namespaces and profiles, so this decides here what line order means for them. A
+ * profile is written when its last line in the batch is a profile line and no later line of the
+ * batch removes its namespace; it is removed when its last line is a removal. The importer
+ * leaves out namespace lines that a later removal of the same namespace in the batch undoes.
  */
 import { isUtf8 } from 'node:buffer';
 import { skeleton } from '../names/skeleton.js';
 import { contentHashOfSerialized } from '../profiles/content-hash.js';
-import { type ProfileLine, parseDataLine } from './data-line.js';
+import { type ProfileLine, parseDataLine, type RemoveLine } from './data-line.js';
 
 export interface BatchProblem {
   line: number;
@@ -25,6 +31,12 @@ export interface BatchNamespace {
   line: number;
   name: string;
   ownerEmail: string;
+}
+
+/** A line that removes a namespace (and its profiles). */
+export interface BatchNamespaceRemoval {
+  line: number;
+  name: string;
 }
 
 /** The write statement's columns, each a JSON array (see import-writer.ts). */
@@ -60,6 +72,12 @@ export interface PreparedBatch {
   profileLines: number[];
   profileNames: string[];
   profileNamespaces: string[];
+  /** Valid lines that remove a profile. */
+  profileRemovalLines: number;
+  /** Profiles (canonical names) whose last line in the batch removes them. */
+  removedProfiles: string[];
+  /** Valid lines that remove a namespace, in line order. */
+  namespaceRemovals: BatchNamespaceRemoval[];
   /** Absent when `withColumns` was false (the file is rejected anyway: nothing is written). */
   columns?: BatchColumns;
 }
@@ -78,9 +96,11 @@ export function prepareBatch(bytes: Uint8Array, firstLine: number, withColumns =
     profileLines: [],
     profileNames: [],
     profileNamespaces: [],
+    profileRemovalLines: 0,
+    removedProfiles: [],
+    namespaceRemovals: [],
   };
-  /** The last line of each name, in order of first appearance (which decides its id). */
-  const profiles = new Map<string, ProfileLine>();
+  const profiles = new LastLines();
   let start = 0;
   while (start < buffer.length) {
     let end = buffer.indexOf(NEWLINE, start);
@@ -92,11 +112,46 @@ export function prepareBatch(bytes: Uint8Array, firstLine: number, withColumns =
     checkLine(batch, profiles, buffer.subarray(start, lineEnd), line);
     start = next;
   }
-  if (withColumns) batch.columns = serializeColumns([...profiles.values()]);
+  batch.removedProfiles = profiles.removed();
+  if (withColumns) batch.columns = serializeColumns(profiles.written(batch.namespaceRemovals));
   return batch;
 }
 
-function checkLine(batch: PreparedBatch, profiles: Map<string, ProfileLine>, bytes: Buffer, line: number): void {
+/** The last line of each profile name in a batch: a profile line or a removal. */
+class LastLines {
+  /** The last profile line of each name, in order of first appearance (which decides its id). */
+  private readonly profiles = new Map<string, { line: number; profile: ProfileLine }>();
+  /** The last line of each name, whatever its kind. */
+  private readonly last = new Map<string, number>();
+
+  profile(line: number, profile: ProfileLine): void {
+    this.profiles.set(profile.name, { line, profile });
+    this.last.set(profile.name, line);
+  }
+
+  remove(line: number, name: string): void {
+    this.last.set(name, line);
+  }
+
+  /** Names whose last line removes them. */
+  removed(): string[] {
+    return [...this.last].flatMap(([name, line]) => (this.profiles.get(name)?.line === line ? [] : [name]));
+  }
+
+  /** Profiles whose last line is a profile line that no later removal of its namespace undoes. */
+  written(namespaceRemovals: readonly BatchNamespaceRemoval[]): ProfileLine[] {
+    const lastRemoval = new Map(namespaceRemovals.map((removal) => [removal.name, removal.line]));
+    const result: ProfileLine[] = [];
+    for (const { line, profile } of this.profiles.values()) {
+      if (this.last.get(profile.name) !== line) continue;
+      if (line < (lastRemoval.get(profile.namespace) ?? 0)) continue;
+      result.push(profile);
+    }
+    return result;
+  }
+}
+
+function checkLine(batch: PreparedBatch, profiles: LastLines, bytes: Buffer, line: number): void {
   if (!isUtf8(bytes)) {
     batch.problems.push({ line, reason: 'not valid UTF-8 text' });
     return;
@@ -114,12 +169,23 @@ function checkLine(batch: PreparedBatch, profiles: Map<string, ProfileLine>, byt
     );
   } else if (parsed.line.kind === 'namespace') {
     batch.namespaces.push({ line, name: parsed.line.name, ownerEmail: parsed.line.ownerEmail });
+  } else if (parsed.line.kind === 'remove') {
+    addRemoval(batch, profiles, parsed.line, line);
   } else {
     const profile = parsed.line;
     batch.profileLines.push(line);
     batch.profileNames.push(profile.name);
     batch.profileNamespaces.push(profile.namespace);
-    profiles.set(profile.name, profile);
+    profiles.profile(line, profile);
+  }
+}
+
+function addRemoval(batch: PreparedBatch, profiles: LastLines, removal: RemoveLine, line: number): void {
+  if (removal.what === 'namespace') {
+    batch.namespaceRemovals.push({ line, name: removal.name });
+  } else {
+    batch.profileRemovalLines += 1;
+    profiles.remove(line, removal.name);
   }
 }
 

@@ -19,6 +19,7 @@ import { inArray, type SQL, sql } from '../db/drizzle.js';
 import { namespaces, profiles, records } from '../db/schema.js';
 import type { NamespaceLine } from './data-line.js';
 import type { BatchColumns } from './import-batch.js';
+import { noteNamedProfiles, type RemovalResult, removeNamespaces, removeProfiles } from './import-removals.js';
 
 export interface WriteBatch {
   /** At most one entry per name. */
@@ -30,11 +31,19 @@ export interface WriteBatch {
    * MAX_NAMED_CHANGES the importer announces everything and stops asking).
    */
   withNames?: boolean;
+  /** Profiles to delete (canonical names), before anything else of the batch is written. */
+  removeProfiles?: readonly string[];
+  /** Namespaces to delete with their profiles, after `removeProfiles`. */
+  removeNamespaces?: readonly string[];
+  /** Note the batch's profiles as named by the file (`--replace-all`, see import-removals.ts). */
+  noteNamed?: boolean;
 }
 
 export interface WriteResult {
   /** Namespaces inserted or given a new owner e-mail. */
   namespacesChanged: number;
+  /** Of those, the ones that existed (given a new owner e-mail). */
+  namespacesReplaced: number;
   /**
    * Whether an existing namespace got a new owner e-mail: that changes the owner check of every
    * profile under it, not only of the profiles in the file.
@@ -42,8 +51,16 @@ export interface WriteResult {
   ownerChanged: boolean;
   /** Profiles inserted or replaced because their content or creator e-mail changed. */
   profilesChanged: number;
+  /** Of those, the ones that existed. */
+  profilesReplaced: number;
   /** Their canonical names, when asked for (see WriteBatch.withNames). */
   changedNames: string[] | undefined;
+  /** What the batch's removals deleted; their names are in `removedNames`, when asked for. */
+  profilesRemoved: number;
+  namespacesRemoved: number;
+  /** Profiles and namespaces the batch removes that did not exist. */
+  removalsOfNothing: number;
+  removedNames: string[] | undefined;
 }
 
 export interface WriteInProgress {
@@ -60,7 +77,9 @@ export interface WriteInProgress {
  * Statements still reach the database in the file's order, which decides which line wins and
  * which profile gets the lower id. The second step for changed profiles (delete and insert
  * their records) waits for `previous`, the batch before, so that such steps keep the file's
- * order when a later batch changes the same profile again.
+ * order when a later batch changes the same profile again. A batch with removals must start
+ * only once every batch before it is done (the importer waits): a removal must not delete a
+ * profile whose records an earlier batch has yet to write.
  */
 export function startBatch(
   db: Database,
@@ -73,22 +92,55 @@ export function startBatch(
   });
   const done = (async (): Promise<WriteResult> => {
     try {
+      const removed = await removeAll(db, batch);
       const namespacesChanged = await upsertNamespaces(db, batch.namespaces);
+      const written = batch.profiles;
+      if (batch.noteNamed && written !== undefined && written.profileCount > 0) {
+        await noteNamedProfiles(db, written.names);
+      }
       const profiles =
-        batch.profiles === undefined || batch.profiles.profileCount === 0
-          ? { changed: 0, names: batch.withNames ? [] : undefined }
-          : await replaceProfiles(db, batch.profiles, batch.withNames ?? false, previous, markStarted);
+        written === undefined || written.profileCount === 0
+          ? { changed: 0, replaced: 0, names: batch.withNames ? [] : undefined }
+          : await replaceProfiles(db, written, batch.withNames ?? false, previous, markStarted);
+      const namespacesReplaced = namespacesChanged.filter((row) => !row.inserted).length;
       return {
         namespacesChanged: namespacesChanged.length,
-        ownerChanged: namespacesChanged.some((row) => !row.inserted),
+        namespacesReplaced,
+        ownerChanged: namespacesReplaced > 0,
         profilesChanged: profiles.changed,
+        profilesReplaced: profiles.replaced,
         changedNames: profiles.names,
+        profilesRemoved: removed.profiles,
+        namespacesRemoved: removed.namespaces,
+        removalsOfNothing: removed.ofNothing,
+        removedNames: removed.names,
       };
     } finally {
       markStarted();
     }
   })();
   return { started, done };
+}
+
+/** The batch's removals. */
+async function removeAll(db: Database, batch: WriteBatch): Promise<RemovalResult & { ofNothing: number }> {
+  const profileNames = batch.removeProfiles ?? [];
+  const namespaceNames = batch.removeNamespaces ?? [];
+  const withNames = batch.withNames ?? false;
+  if (profileNames.length === 0 && namespaceNames.length === 0) {
+    return { profiles: 0, namespaces: 0, names: withNames ? [] : undefined, ofNothing: 0 };
+  }
+  // Profiles first: one whose namespace goes too counts as found, not as removed by nothing.
+  const byName = await removeProfiles(db, profileNames, withNames);
+  const byNamespace = await removeNamespaces(db, namespaceNames, withNames);
+  const names =
+    byName.names === undefined || byNamespace.names === undefined ? undefined : [...byName.names, ...byNamespace.names];
+  return {
+    profiles: byName.profiles + byNamespace.profiles,
+    namespaces: byNamespace.namespaces,
+    names,
+    ofNothing: profileNames.length - byName.profiles + (namespaceNames.length - byNamespace.namespaces),
+  };
 }
 
 /** Writes a batch and waits for it. */
@@ -154,7 +206,7 @@ async function replaceProfiles(
   withNames: boolean,
   previous: Promise<unknown>,
   onStarted: () => void,
-): Promise<{ changed: number; names: string[] | undefined }> {
+): Promise<{ changed: number; replaced: number; names: string[] | undefined }> {
   // Drizzle's INSERT ... SELECT cannot skip the identity column, so the upsert is plain SQL in a
   // CTE, and Drizzle's typed SELECT around it maps the returned rows the same way on both drivers.
   const upserted = db
@@ -231,7 +283,7 @@ async function replaceProfiles(
     );
     if (columns.recordCount > 0) await insertRecords(db, replaced, columns);
   }
-  return { changed: row?.changed ?? 0, names };
+  return { changed: row?.changed ?? 0, replaced: replaced.length, names };
 }
 
 /** The records of `targets` (replaced profiles) from the batch's columns. */

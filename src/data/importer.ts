@@ -30,7 +30,8 @@ import { sql } from '../db/drizzle.js';
 import { BatchPreparer, type PreparerOptions } from './batch-preparer.js';
 import type { NamespaceLine } from './data-line.js';
 import type { BatchProblem, PreparedBatch } from './import-batch.js';
-import { startBatch, type WriteInProgress } from './import-writer.js';
+import { removeUnnamed, startReplaceAll } from './import-removals.js';
+import { startBatch, type WriteInProgress, type WriteResult } from './import-writer.js';
 import { KnownNamespaces } from './known-namespaces.js';
 import { type LineBatch, lineBatches, textLineBatches } from './line-batches.js';
 import { deferReferenceChecks } from './reference-checks.js';
@@ -50,6 +51,13 @@ export interface ImportOptions {
   progressIntervalMs?: number;
   /** Worker threads that check and serialize lines of big inputs (see batch-preparer.ts). */
   parallel?: PreparerOptions;
+  /**
+   * The file is the whole truth: profiles it does not write and namespaces it does not name
+   * are removed, in the same transaction. Other writers wait until the import ends.
+   */
+  replaceAll?: boolean;
+  /** Do everything, report it, and roll back: nothing is written or announced. */
+  dryRun?: boolean;
 }
 
 export interface ImportProgress {
@@ -70,9 +78,24 @@ export interface ImportReport {
   /** Valid namespace and profile lines. */
   namespaces: number;
   profiles: number;
-  /** Rows actually inserted or changed (0 when the file was rejected). */
+  /** Valid removal lines (of profiles and of namespaces). */
+  removals: number;
+  /**
+   * Rows actually inserted or changed (0 when the file was rejected; in a dry run, what the
+   * import would have written).
+   */
   namespacesChanged: number;
   profilesChanged: number;
+  /** Of the changed rows, those that existed before (the rest were added). */
+  namespacesReplaced: number;
+  profilesReplaced: number;
+  /** Rows deleted: by removal lines (a namespace's profiles too) and by `replaceAll`. */
+  namespacesRemoved: number;
+  profilesRemoved: number;
+  /** Profiles and namespaces that removal lines named but that did not exist. */
+  removalsOfNothing: number;
+  /** True when this was a dry run: nothing was written, whatever the counts say. */
+  dryRun: boolean;
   /** The first bad lines, in line order. */
   problems: LineProblem[];
   /** Every bad line, including those not kept in `problems`. */
@@ -82,7 +105,15 @@ export interface ImportReport {
 /** A line of input: text, or raw bytes that still have to be checked for valid UTF-8. */
 export type InputLine = string | Uint8Array;
 
-const DEFAULTS = { bulk: false, batchSize: 2000, maxReportedProblems: 1000, progressIntervalMs: 2000, parallel: {} };
+const DEFAULTS = {
+  bulk: false,
+  batchSize: 2000,
+  maxReportedProblems: 1000,
+  progressIntervalMs: 2000,
+  parallel: {},
+  replaceAll: false,
+  dryRun: false,
+};
 
 /** Imports a file. */
 export async function importFile(db: Database, path: string, options: ImportOptions = {}): Promise<ImportReport> {
@@ -117,6 +148,9 @@ export async function importLines(
 /** Thrown inside the transaction to roll it back; never leaves this module. */
 class RejectedFile extends Error {}
 
+/** Thrown inside the transaction of a dry run, to roll back what it did; never leaves this module. */
+class DryRun extends Error {}
+
 async function importBatches(
   db: Database,
   batches: AsyncIterable<LineBatch>,
@@ -131,22 +165,24 @@ async function importBatches(
       // The statement timeout protects API requests; a batch of a big import may need longer.
       await tx.execute(sql`set local statement_timeout = 0`);
       const checkReferences = run.options.bulk ? await deferReferenceChecks(tx) : undefined;
+      if (run.options.replaceAll) await startReplaceAll(tx);
       for await (const batch of preparer.prepare(batches)) {
         await run.add(tx, batch);
         if (run.report.problemCount > 0) preparer.markRejected();
       }
       await run.finish();
       if (run.report.problemCount > 0) throw new RejectedFile();
+      if (run.options.replaceAll) await run.removeUnnamed(tx);
       await checkReferences?.();
+      if (run.options.dryRun) throw new DryRun();
       // Delivered by PostgreSQL when this transaction commits, and never if it rolls back.
       const changed = run.changedNames();
       await notifyProfileChanges(tx, changeId, changed);
       announced = changed === EVERYTHING || changed.length > 0;
     });
   } catch (error) {
-    if (!(error instanceof RejectedFile)) throw error;
-    run.report.namespacesChanged = 0;
-    run.report.profilesChanged = 0;
+    if (error instanceof RejectedFile) run.nothingWritten();
+    else if (!(error instanceof DryRun)) throw error;
   } finally {
     await preparer.close();
   }
@@ -185,12 +221,21 @@ class ImportRun {
     lines: 0,
     namespaces: 0,
     profiles: 0,
+    removals: 0,
     namespacesChanged: 0,
     profilesChanged: 0,
+    namespacesReplaced: 0,
+    profilesReplaced: 0,
+    namespacesRemoved: 0,
+    profilesRemoved: 0,
+    removalsOfNothing: 0,
     problems: [],
     problemCount: 0,
+    dryRun: false,
   };
   private readonly known = new KnownNamespaces();
+  /** With `replaceAll`: the namespaces the file names (namespace lines, and those of its profiles). */
+  private readonly namedNamespaces = new Set<string>();
   /** Profiles inserted or replaced so far, until there are too many to name. */
   private changed: Set<string> | typeof EVERYTHING = new Set();
   /**
@@ -201,7 +246,9 @@ class ImportRun {
   private readonly startedAt = Date.now();
   private lastProgressAt = Date.now();
 
-  constructor(readonly options: Required<Omit<ImportOptions, 'onProgress'>> & Pick<ImportOptions, 'onProgress'>) {}
+  constructor(readonly options: Required<Omit<ImportOptions, 'onProgress'>> & Pick<ImportOptions, 'onProgress'>) {
+    this.report.dryRun = options.dryRun;
+  }
 
   /** Checks the batch's namespaces in line order, then writes it unless a line has failed. */
   async add(db: Database, batch: PreparedBatch): Promise<void> {
@@ -212,20 +259,26 @@ class ImportRun {
     this.reportProgress();
     if (this.report.problemCount > 0) return;
 
-    while (this.writing.length >= WRITES_IN_FLIGHT) await this.writing.shift()?.done;
+    const removesNamespaces = [...new Set(batch.namespaceRemovals.map((removal) => removal.name))];
+    // A removal must not overtake the record writes of an earlier batch (see startBatch).
+    const removes = batch.removedProfiles.length > 0 || removesNamespaces.length > 0;
+    while (this.writing.length >= (removes ? 1 : WRITES_IN_FLIGHT)) await this.writing.shift()?.done;
     const previous = this.writing.at(-1);
     // The statements of the batch before go first (see startBatch).
     await previous?.started;
     const write: WriteInProgress = startBatch(
       db,
-      { namespaces: [...namespaces.values()], profiles: batch.columns, withNames: this.changed !== EVERYTHING },
+      {
+        namespaces: [...namespaces.values()],
+        profiles: batch.columns,
+        withNames: this.changed !== EVERYTHING,
+        removeProfiles: batch.removedProfiles,
+        removeNamespaces: removesNamespaces,
+        noteNamed: this.options.replaceAll,
+      },
       previous?.done,
     );
-    const done = write.done.then((result) => {
-      this.report.namespacesChanged += result.namespacesChanged;
-      this.report.profilesChanged += result.profilesChanged;
-      this.noteChanges(result.changedNames, result.ownerChanged);
-    });
+    const done = write.done.then((result) => this.noteWritten(result));
     // Awaited in turn; this only stops Node from calling a failure unhandled meanwhile.
     done.catch(() => {});
     this.writing.push({ started: write.started, done });
@@ -236,6 +289,19 @@ class ImportRun {
     this.report.ok = this.report.problemCount === 0;
   }
 
+  /** Deletes what a `replaceAll` file did not name. */
+  async removeUnnamed(db: Database): Promise<void> {
+    const removed = await removeUnnamed(db, [...this.namedNamespaces], this.changed !== EVERYTHING);
+    this.report.profilesRemoved += removed.profiles;
+    this.report.namespacesRemoved += removed.namespaces;
+    this.noteChanges(removed.names, false);
+  }
+
+  /** The file was rejected: whatever the batches wrote is rolled back. */
+  nothingWritten(): void {
+    for (const count of WRITE_COUNTS) this.report[count] = 0;
+  }
+
   /** What to announce: the changed names, or EVERYTHING. An empty list announces nothing. */
   changedNames(): readonly string[] | typeof EVERYTHING {
     return this.changed === EVERYTHING ? EVERYTHING : [...this.changed];
@@ -244,28 +310,37 @@ class ImportRun {
   /**
    * Walks the batch in line order: namespace lines declare their name for the lines after them
    * (a namespace line that failed for another reason too, so the profiles under it are not all
-   * reported a second time), and a profile's namespace must be declared by then or exist in
-   * the database. Returns the batch's bad lines in line order; fills `namespaces` (last line
-   * per name wins).
+   * reported a second time), removal lines undeclare it, and a profile's namespace must be
+   * declared by then or exist in the database (and not be removed). Returns the batch's bad
+   * lines in line order; fills `namespaces` (last line per name wins, none before the batch's
+   * last removal of that name).
    */
   private classify(batch: PreparedBatch, namespaces: Map<string, NamespaceLine>): BatchProblem[] {
-    const declarations = [
-      ...batch.namespaces,
-      ...batch.problems.flatMap((problem) =>
-        problem.declaresNamespace === undefined ? [] : [{ line: problem.line, name: problem.declaresNamespace }],
-      ),
-    ].sort((a, b) => a.line - b.line);
+    const events = namespaceEvents(batch);
+    const lastRemoval = new Map(batch.namespaceRemovals.map((removal) => [removal.name, removal.line]));
     for (const namespace of batch.namespaces) {
+      // A later line of the batch removes it again, and the writer deletes before it upserts.
+      if (namespace.line < (lastRemoval.get(namespace.name) ?? 0)) continue;
       namespaces.set(namespace.name, { kind: 'namespace', name: namespace.name, ownerEmail: namespace.ownerEmail });
     }
     this.report.namespaces += batch.namespaces.length;
+    this.report.removals += batch.profileRemovalLines + batch.namespaceRemovals.length;
+    if (this.options.replaceAll) {
+      for (const namespace of batch.namespaces) this.namedNamespaces.add(namespace.name);
+      for (const namespace of batch.profileNamespaces) this.namedNamespaces.add(namespace);
+    }
     const unknown: BatchProblem[] = [];
-    let declared = 0;
+    let applied = 0;
+    const applyUpTo = (line: number) => {
+      for (; applied < events.length && (events[applied]?.line ?? 0) < line; applied += 1) {
+        const event = events[applied];
+        if (event?.removes) this.known.remove(event.name);
+        else this.known.declare(event?.name ?? '');
+      }
+    };
     for (let index = 0; index < batch.profileLines.length; index += 1) {
       const line = batch.profileLines[index] ?? 0;
-      for (; declared < declarations.length && (declarations[declared]?.line ?? 0) < line; declared += 1) {
-        this.known.declare(declarations[declared]?.name ?? '');
-      }
+      applyUpTo(line);
       const namespace = batch.profileNamespaces[index] ?? '';
       if (this.known.isKnown(namespace)) {
         this.report.profiles += 1;
@@ -274,12 +349,27 @@ class ImportRun {
           line,
           reason:
             `unknown namespace ${JSON.stringify(namespace)} of ${JSON.stringify(batch.profileNames[index])}: ` +
-            'not in the database and not declared on an earlier line',
+            (this.known.wasRemoved(namespace)
+              ? 'removed on an earlier line and not declared again since'
+              : 'not in the database and not declared on an earlier line'),
         });
       }
     }
-    for (; declared < declarations.length; declared += 1) this.known.declare(declarations[declared]?.name ?? '');
+    applyUpTo(Number.POSITIVE_INFINITY);
     return mergeByLine(batch.problems, unknown);
+  }
+
+  private noteWritten(result: WriteResult): void {
+    this.report.namespacesChanged += result.namespacesChanged;
+    this.report.namespacesReplaced += result.namespacesReplaced;
+    this.report.profilesChanged += result.profilesChanged;
+    this.report.profilesReplaced += result.profilesReplaced;
+    this.report.profilesRemoved += result.profilesRemoved;
+    this.report.namespacesRemoved += result.namespacesRemoved;
+    this.report.removalsOfNothing += result.removalsOfNothing;
+    this.noteChanges(result.changedNames, result.ownerChanged);
+    // Removed profiles are announced like changed ones: a server then answers 404 for them.
+    this.noteChanges(result.removedNames, false);
   }
 
   private noteChanges(names: readonly string[] | undefined, ownerChanged: boolean): void {
@@ -316,6 +406,34 @@ class ImportRun {
     this.lastProgressAt = now;
     this.options.onProgress({ lines: this.report.lines, elapsedMs: now - this.startedAt });
   }
+}
+
+/** The report's counts of what was written, which a rejected file did not write. */
+const WRITE_COUNTS = [
+  'namespacesChanged',
+  'profilesChanged',
+  'namespacesReplaced',
+  'profilesReplaced',
+  'namespacesRemoved',
+  'profilesRemoved',
+  'removalsOfNothing',
+] as const;
+
+/**
+ * The batch's lines that declare a namespace (also namespace lines that failed for another
+ * reason, so the profiles under them are not all reported a second time) or remove one, in
+ * line order.
+ */
+function namespaceEvents(batch: PreparedBatch): Array<{ line: number; name: string; removes: boolean }> {
+  return [
+    ...batch.namespaces.map(({ line, name }) => ({ line, name, removes: false })),
+    ...batch.problems.flatMap((problem) =>
+      problem.declaresNamespace === undefined
+        ? []
+        : [{ line: problem.line, name: problem.declaresNamespace, removes: false }],
+    ),
+    ...batch.namespaceRemovals.map(({ line, name }) => ({ line, name, removes: true })),
+  ].sort((a, b) => a.line - b.line);
 }
 
 /** Two lists of problems, each in line order, as one list in line order. */

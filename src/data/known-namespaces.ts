@@ -1,6 +1,7 @@
 /**
  * Which namespaces a profile line may use: those declared on an earlier line of the file, and
- * those already in the database. Database answers are cached, so each namespace is looked up
+ * those already in the database, unless an earlier line removed them (and none declared them
+ * again since). Database answers are cached, so each namespace is looked up
  * once per import, in batches.
  */
 import type { Database } from '../db/database.js';
@@ -12,9 +13,24 @@ const LOOKUP_CHUNK = 1000;
 export class KnownNamespaces {
   private readonly declared = new Set<string>();
   private readonly inDatabase = new Map<string, boolean>();
+  /** Removed by an earlier line and not declared again since. */
+  private readonly removed = new Set<string>();
 
   declare(name: string): void {
     this.declared.add(name);
+    this.removed.delete(name);
+  }
+
+  /** A line removed the namespace: profiles after it need it declared again. */
+  remove(name: string): void {
+    this.declared.delete(name);
+    this.removed.add(name);
+    // Known not to exist from here on, whatever the database still says before the removal is written.
+    this.inDatabase.set(name, false);
+  }
+
+  wasRemoved(name: string): boolean {
+    return this.removed.has(name);
   }
 
   isKnown(name: string): boolean {
