@@ -3,12 +3,13 @@
  * lines, `replaceAll` (`--replace-all`), `dryRun` (`--dry-run`), and what running servers answer
  * once a removal has committed.
  */
-import { eq, sql } from 'drizzle-orm';
+
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseDataLine } from '../src/data/data-line.js';
 import { type ImportOptions, importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
+import { eq, sql } from '../src/db/drizzle.js';
 import { namespaces, profiles, records, walletAddresses } from '../src/db/schema.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { emptyDatabase, exportText, ndjson, snapshotDatabase } from './support/data-files.js';

@@ -8,9 +8,10 @@
  * removed profiles while the importer still announces names (MAX_NAMED_CHANGES; past that it
  * announces everything), so a removal of a million profiles sends no million names to Node.
  */
-import { type SQL, sql } from 'drizzle-orm';
+
 import { MAX_NAMED_CHANGES } from '../db/change-notifications.js';
 import type { Database } from '../db/database.js';
+import { type SQL, sql } from '../db/drizzle.js';
 import { namespaces, profiles } from '../db/schema.js';
 
 export interface RemovalResult {
