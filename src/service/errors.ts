@@ -9,7 +9,7 @@
  * An error raised after a rate-limit budget was drawn on carries that decision, so REST can
  * send the RateLimit-* headers with the error answer too.
  */
-import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
+import { describeDatabaseError, isDatabaseUnavailable } from '../db/driver-errors.js';
 import { type RateLimitDecision, tooManyRequestsMessage } from '../limits/rate-limit.js';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */

@@ -10,7 +10,7 @@
  */
 
 import type { DatabaseHandle } from '../db/database.js';
-import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
+import { describeDatabaseError, isDatabaseUnavailable } from '../db/driver-errors.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
 import { createLoaders, createSharedProfileLookups, type Loaders } from '../loaders/loaders.js';
 import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../names/email.js';
