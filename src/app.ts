@@ -27,7 +27,7 @@ import { createAvatarService } from './service/avatars.js';
 import { Links } from './service/links.js';
 import { ProfileCache } from './service/profile-cache.js';
 import { createProfilesService, type ProfilesService } from './service/profiles-service.js';
-import { createVCardService } from './service/vcards.js';
+import { createVCardService } from './service/vcard.js';
 import { createWebFingerService } from './service/webfinger.js';
 
 export interface App {

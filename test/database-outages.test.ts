@@ -8,8 +8,8 @@
 
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
+import { isDatabaseUnavailable } from '../src/db/driver-errors.js';
 import { sql } from '../src/db/drizzle.js';
-import { isDatabaseUnavailable } from '../src/db/errors.js';
 import { DatabaseUnavailableError } from '../src/db/outage-gate.js';
 import { findProfilesByNames } from '../src/db/queries.js';
 import { useTestDatabase } from './support/databases.js';

@@ -16,7 +16,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SILENCE_MS } from '../src/db/change-feed.js';
-import { isDatabaseUnavailable } from '../src/db/errors.js';
+import { isDatabaseUnavailable } from '../src/db/driver-errors.js';
 import { DatabaseUnavailableError, OutageGate } from '../src/db/outage-gate.js';
 import { DatabaseTimeoutError } from '../src/db/postgres-deadlines.js';
 import { createOutageScene, OUTAGE_CAUSES, type OutageScene } from './support/outage-causes.js';

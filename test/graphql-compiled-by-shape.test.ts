@@ -16,7 +16,7 @@ import {
   compiledQueryBytes,
   createDocumentCaches,
   type DocumentCaches,
-} from '../src/limits/document-memory.js';
+} from '../src/graphql/document-memory.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import type { GraphQLAnswer } from './support/graphql-client.js';
 import { insertGraphQLFixtures } from './support/graphql-fixtures.js';

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { jsonMediaTypeFor, mayStream } from '../src/graphql/accept.js';
 import { HAND_OVER_MESSAGE } from '../src/graphql/over-http.js';
-import { MAX_REQUEST_BODY_BYTES } from '../src/limits/request-body-limit.js';
+import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/request-body-limit.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { bulkName, insertGraphQLFixtures, PRIVATE_EMAILS } from './support/graphql-fixtures.js';

@@ -8,8 +8,8 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
+import { describeDatabaseError } from '../src/db/driver-errors.js';
 import { sql } from '../src/db/drizzle.js';
-import { describeDatabaseError } from '../src/db/errors.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';
 
 const onPostgres = databaseKinds().includes('postgres');

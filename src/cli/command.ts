@@ -7,7 +7,7 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import type { DatabaseHandle } from '../db/database.js';
-import { describeDatabaseError } from '../db/errors.js';
+import { describeDatabaseError } from '../db/driver-errors.js';
 import { DatabaseOpenError, databaseLabel, openConfiguredDatabase } from '../db/open-configured.js';
 
 export { databaseLabel } from '../db/open-configured.js';

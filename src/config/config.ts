@@ -5,7 +5,15 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_READ_TIMEOUT_MS } from '../db/postgres-deadlines.js';
+
+/**
+ * How long a read of the request path waits by default (DB_READ_TIMEOUT_MS). It covers what a
+ * read needs on a healthy network with room to spare (the longest reconnect delay, a connection
+ * start, a lookup's statement: tens of milliseconds), and it is short enough that a stalled
+ * database turns into 503s, not into requests that hang as long as the stall. A link slower than
+ * that (a round trip of several hundred milliseconds) needs a larger value.
+ */
+export const DEFAULT_READ_TIMEOUT_MS = 2000;
 
 export interface Config {
   port: number;

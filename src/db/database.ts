@@ -5,14 +5,14 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { DatabasePoolMode } from '../config/config.js';
+import { type DatabasePoolMode, DEFAULT_READ_TIMEOUT_MS } from '../config/config.js';
 import { type ChangeFeed, type ChangeFeedHandlers, listenToPostgres } from './change-feed.js';
 import { type Logger as DrizzleLogger, drizzlePostgres, type PgDatabase, type PgQueryResultHKT } from './drizzle.js';
 import { Freshness } from './freshness.js';
 import { migrateWithLock } from './migrations.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
 import { APPLICATION_NAME, servicePool, singleSession } from './postgres-client.js';
-import { DEFAULT_READ_TIMEOUT_MS, MAX_RECONNECT_DELAY_SECONDS, withDeadline } from './postgres-deadlines.js';
+import { MAX_RECONNECT_DELAY_SECONDS, withDeadline } from './postgres-deadlines.js';
 import { containLostTransactions } from './postgres-transactions.js';
 import { ReplicaSet, type ReplicaStatus } from './replicas.js';
 import * as schema from './schema.js';

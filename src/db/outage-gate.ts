@@ -10,7 +10,7 @@
  * passed while the database answered other queries: that is a slow link or a long queue, and
  * refusing the next queries would turn slow answers into 503s.
  */
-import { isDatabaseUnavailable } from './errors.js';
+import { isDatabaseUnavailable } from './driver-errors.js';
 import { DatabaseTimeoutError } from './postgres-deadlines.js';
 
 /** Refused without asking the database; the cause is the failure that closed the gate. */

@@ -38,15 +38,6 @@ export function reconnectDelaySeconds(retries: number): number {
 }
 
 /**
- * How long a read of the request path waits by default (DB_READ_TIMEOUT_MS). It covers what a
- * read needs on a healthy network with room to spare (the longest reconnect delay, a connection
- * start, a lookup's statement: tens of milliseconds), and it is short enough that a stalled
- * database turns into 503s, not into requests that hang as long as the stall. A link slower than
- * that (a round trip of several hundred milliseconds) needs a larger value.
- */
-export const DEFAULT_READ_TIMEOUT_MS = 2000;
-
-/**
  * How long PostgreSQL may stay silent after a request before the connection is given up: the
  * longest a statement may run, plus the connect timeout as the allowance for the round trip (a
  * link slower than that could not even start a connection).

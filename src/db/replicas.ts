@@ -16,7 +16,7 @@
 import type { Logger } from 'pino';
 import type postgres from 'postgres';
 import type { Database } from './database.js';
-import { describeDatabaseError, isDatabaseUnavailable } from './errors.js';
+import { describeDatabaseError, isDatabaseUnavailable } from './driver-errors.js';
 import type { Freshness } from './freshness.js';
 import { withDeadline } from './postgres-deadlines.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';

@@ -40,7 +40,7 @@ import {
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import { COMPILE_AFTER_EXECUTIONS, type DocumentCaches } from '../limits/document-memory.js';
+import { COMPILE_AFTER_EXECUTIONS, type DocumentCaches } from './document-memory.js';
 import { type DocumentShape, type Literal, shapeOf, textShape } from './document-shape.js';
 import { jitErrorsMatch } from './jit-error-parity.js';
 import { type HoistedVariable, hoistLiterals } from './literal-hoisting.js';

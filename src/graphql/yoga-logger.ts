@@ -5,7 +5,7 @@
  */
 import type { YogaLogger } from 'graphql-yoga';
 import type { Logger } from '../ops/logger.js';
-import { describeErrorForLog, logLevelOf } from './errors.js';
+import { describeErrorForLog, logLevelOf } from './error-masking.js';
 
 function sanitise(args: unknown[]): unknown[] {
   return args.map((arg) => (arg instanceof Error ? describeErrorForLog(arg) : arg));

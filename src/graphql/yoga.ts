@@ -10,22 +10,22 @@ import type { DocumentNode } from 'graphql';
 import { createYoga, type Plugin, type YogaServer, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from '../config/config.js';
 import { serviceRequestFor } from '../http/service-request.js';
-import {
-  COMPILE_AFTER_EXECUTIONS,
-  createDocumentCaches,
-  createPersistedQueryStore,
-  type DocumentCaches,
-} from '../limits/document-memory.js';
-import { GRAPHQL_BATCHING, graphqlLimitPlugins } from '../limits/graphql-armor.js';
 import type { Logger } from '../ops/logger.js';
 import type { AvatarService } from '../service/avatars.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
 import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from './compiled-by-shape.js';
 import type { GraphQLContext } from './context.js';
-import { maskError } from './errors.js';
+import {
+  COMPILE_AFTER_EXECUTIONS,
+  createDocumentCaches,
+  createPersistedQueryStore,
+  type DocumentCaches,
+} from './document-memory.js';
+import { maskError } from './error-masking.js';
 import { renderGraphiQL } from './graphiql.js';
 import { graphiqlOptions } from './graphiql-options.js';
+import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './graphql-armor.js';
 import { httpCachingPlugin } from './http-caching.js';
 import { uncompiledWhenRefused } from './refused-variables.js';
 import { requestMistakesPlugin } from './request-mistakes.js';

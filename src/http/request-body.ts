@@ -5,6 +5,10 @@
  */
 import type { IncomingMessage } from 'node:http';
 
+/** The 413 answer's message, on REST and GraphQL alike. */
+export const requestBodyTooLargeMessage = (limitBytes: number): string =>
+  `Request body too large, the limit is ${limitBytes} bytes`;
+
 /** `aborted`: the client went away before the body was complete; there is no one to answer. */
 export type BodyResult = { ok: true; body: Buffer } | { ok: false; reason: 'too-large' | 'aborted' };
 

@@ -5,8 +5,8 @@
  */
 
 import { type DatabaseHandle, MIGRATIONS_FOLDER } from '../db/database.js';
+import { describeDatabaseError } from '../db/driver-errors.js';
 import { bigint, max, pgSchema, readMigrationFiles } from '../db/drizzle.js';
-import { describeDatabaseError } from '../db/errors.js';
 import type { Logger } from './logger.js';
 
 /** A readiness probe answers within this, whatever the database does. */

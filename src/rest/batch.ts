@@ -11,11 +11,10 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matchesIfNoneMatch } from '../http/conditional.js';
-import { declaredTooLarge, mediaTypeOf, readBody } from '../http/request-body.js';
+import { declaredTooLarge, mediaTypeOf, readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
 import { JSON_CONTENT_TYPE, sendBody, sendError, sendNotModified } from '../http/respond.js';
 import type { Router } from '../http/router.js';
 import { serviceRequestFor } from '../http/service-request.js';
-import { requestBodyTooLargeMessage } from '../limits/request-body-limit.js';
 import { canonicalName } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
 import { sendServiceError } from './error-responses.js';

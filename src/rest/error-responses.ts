@@ -5,13 +5,18 @@
  * details, logged once with the request id.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { describeDatabaseError } from '../db/errors.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { Logger } from '../ops/logger.js';
-import { InvalidInputError, RateLimitedError, ServiceError, UnavailableError } from '../service/errors.js';
+import {
+  asServiceError,
+  describeFailure,
+  INTERNAL_SERVER_ERROR_MESSAGE,
+  InvalidInputError,
+  RateLimitedError,
+  type ServiceError,
+  UnavailableError,
+} from '../service/errors.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-
-export const INTERNAL_SERVER_ERROR_MESSAGE = 'Internal server error';
 
 interface ErrorAnswer {
   status: number;
@@ -41,16 +46,14 @@ export function sendServiceError(
   headers: OutgoingHttpHeaders,
   logger: Logger,
 ): void {
-  if (!(error instanceof ServiceError)) {
+  const serviceError = asServiceError(error);
+  if (serviceError === undefined) {
     // The innermost cause only: Drizzle's wrapper repeats the SQL and its parameters.
-    logger.error(
-      { requestId: res.getHeader('x-request-id'), reason: describeDatabaseError(error) },
-      'REST request failed',
-    );
+    logger.error({ requestId: res.getHeader('x-request-id'), reason: describeFailure(error) }, 'REST request failed');
     if (res.headersSent) res.destroy();
     else sendError(req, res, 500, INTERNAL_SERVER_ERROR_MESSAGE, headers);
     return;
   }
-  const answer = answerFor(error);
+  const answer = answerFor(serviceError);
   sendJson(req, res, answer.status, answer.body, { ...headers, ...answer.headers });
 }

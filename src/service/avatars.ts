@@ -15,8 +15,8 @@ import { AVATAR_DRAWING_REVISION, initialsSvg } from '../profiles/avatar-svg.js'
 import type { Profile } from '../profiles/profile.js';
 import { InvalidInputError } from './errors.js';
 import { hasUriCharactersOnly, httpUrl, type Links } from './links.js';
-import type { Outcome, ProfilesService } from './profiles-service.js';
-import type { ServiceRequest } from './request.js';
+import type { ProfilesService } from './profiles-service.js';
+import type { Outcome, ServiceRequest } from './request.js';
 
 export const AVATAR_SIZE = { min: 16, max: 1024, default: 256 } as const;
 export const INVALID_SIZE_MESSAGE = `Invalid size, expected an integer from ${AVATAR_SIZE.min} to ${AVATAR_SIZE.max}`;

@@ -20,8 +20,7 @@ import type { Profile } from '../profiles/profile.js';
 import { walletAddressKey } from '../profiles/wallets.js';
 import { cursorsFor, decodeCursor, INVALID_CURSOR_MESSAGE } from './cursors.js';
 import { InvalidInputError } from './errors.js';
-import type { Outcome } from './profiles-service.js';
-import type { ServiceRequest } from './request.js';
+import type { Outcome, ServiceRequest } from './request.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

@@ -10,7 +10,7 @@
  */
 
 import type { DatabaseHandle } from '../db/database.js';
-import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
+import { describeDatabaseError, isDatabaseUnavailable } from '../db/driver-errors.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
 import { createLoaders, createSharedProfileLookups, type Loaders } from '../loaders/loaders.js';
 import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../names/email.js';
@@ -20,18 +20,12 @@ import type { Profile } from '../profiles/profile.js';
 import { createDiscovery, type DiscoveryService } from './discovery.js';
 import { InvalidInputError, RateLimitedError, UnavailableError } from './errors.js';
 import type { ProfileCache } from './profile-cache.js';
-import type { ServiceRequest } from './request.js';
+import type { Outcome, ServiceRequest } from './request.js';
 
 export const MISSING_PARAMETERS_MESSAGE = 'Both email and name parameters are required';
 /** Bounds the work of one call; a client with more names sends several. */
 export const MAX_NAMES_PER_REQUEST = 100;
 export const TOO_MANY_NAMES_MESSAGE = `At most ${MAX_NAMES_PER_REQUEST} names per request`;
-
-/** An answer and the budget decision it cost (undefined when that budget is switched off). */
-export interface Outcome<T> {
-  value: T;
-  rateLimit: RateLimitDecision | undefined;
-}
 
 export interface OwnerCheckInput {
   email?: string | null | undefined;

@@ -3,7 +3,14 @@
  * id its log lines carry. The HTTP adapters build it; the service keeps the request's loaders
  * on it, created on first use, so a request answered from the cache creates none.
  */
+import type { RateLimitDecision } from '../limits/rate-limit.js';
 import type { Loaders } from '../loaders/loaders.js';
+
+/** An answer and the budget decision it cost (undefined when that budget is switched off). */
+export interface Outcome<T> {
+  value: T;
+  rateLimit: RateLimitDecision | undefined;
+}
 
 export class ServiceRequest {
   /** Set by the service on the first database read of this request. */

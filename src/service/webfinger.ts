@@ -8,8 +8,8 @@ import type { Profile } from '../profiles/profile.js';
 import { AVATAR_SIZE, avatarVersion } from './avatars.js';
 import { InvalidInputError } from './errors.js';
 import { httpUrl, type Links } from './links.js';
-import type { Outcome, ProfilesService } from './profiles-service.js';
-import type { ServiceRequest } from './request.js';
+import type { ProfilesService } from './profiles-service.js';
+import type { Outcome, ServiceRequest } from './request.js';
 
 export const RESOURCE_REQUIRED_MESSAGE = 'The resource parameter is required';
 export const INVALID_RESOURCE_MESSAGE = 'Invalid resource, expected acct:<local>@<domain>';

@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import { profileVCard } from '../profiles/vcard.js';
 import { httpUrl, type Links } from './links.js';
-import type { Outcome, ProfilesService } from './profiles-service.js';
-import type { ServiceRequest } from './request.js';
+import type { ProfilesService } from './profiles-service.js';
+import type { Outcome, ServiceRequest } from './request.js';
 
 export interface VCardAnswer {
   /** The vCard, CRLF line ends, folded. */

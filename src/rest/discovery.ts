@@ -15,7 +15,7 @@ import { JSON_CONTENT_TYPE, sendBody, sendNotModified } from '../http/respond.js
 import type { Router } from '../http/router.js';
 import { serviceRequestFor } from '../http/service-request.js';
 import type { NamePage } from '../service/discovery.js';
-import type { Outcome } from '../service/profiles-service.js';
+import type { Outcome } from '../service/request.js';
 import { sendServiceError } from './error-responses.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import type { RestDependencies } from './routes.js';

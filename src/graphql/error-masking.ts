@@ -5,12 +5,13 @@
  * without SQL, parameters or stack.
  */
 import { GraphQLError, Source } from 'graphql';
-import { describeDatabaseError, isDatabaseUnavailable } from '../db/errors.js';
 import {
+  asServiceError,
+  describeFailure,
+  INTERNAL_SERVER_ERROR_MESSAGE,
   InvalidInputError,
   RateLimitedError,
   ServiceError,
-  UNAVAILABLE_RETRY_AFTER_SECONDS,
   UnavailableError,
 } from '../service/errors.js';
 
@@ -22,9 +23,6 @@ export const ERROR_CODES = {
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
-
-export const SERVICE_UNAVAILABLE_MESSAGE = 'Service unavailable';
-export const INTERNAL_SERVER_ERROR_MESSAGE = 'Internal server error';
 
 export function isGraphQLError(value: unknown): value is GraphQLError {
   return value instanceof GraphQLError;
@@ -44,7 +42,7 @@ export function rootCause(error: unknown): unknown {
 export function describeErrorForLog(error: unknown): string {
   const cause = rootCause(error);
   const name = cause instanceof Error ? cause.name : typeof cause;
-  return `${name}: ${describeDatabaseError(cause)}`;
+  return `${name}: ${describeFailure(cause)}`;
 }
 
 /**
@@ -77,8 +75,8 @@ export interface MaskOptions {
  * What a client may see of an error: the service's errors with their codes; errors raised by
  * graphql-js and Yoga themselves (syntax, validation, HTTP) as they are, with BAD_USER_INPUT
  * when they have no code (a missing variable, an unsupported operation type: the client's
- * input); a database that cannot answer as SERVICE_UNAVAILABLE; anything else as
- * INTERNAL_SERVER_ERROR.
+ * input); whatever the service's classifier (`asServiceError`) calls a service error with its
+ * code; anything else as INTERNAL_SERVER_ERROR.
  */
 export function maskError(error: unknown, options: MaskOptions): GraphQLError {
   return maskedError(error, options, positionOf(error));
@@ -114,9 +112,6 @@ function positionOf(error: unknown): Position {
 function maskedError(error: unknown, options: MaskOptions, position: Position): GraphQLError {
   const located = isGraphQLError(error) ? error : undefined;
   const cause = rootCause(error);
-  if (cause instanceof ServiceError) {
-    return new GraphQLError(cause.message, { ...position, extensions: serviceErrorExtensions(cause) });
-  }
   if (isGraphQLError(cause)) {
     const visible = located ?? cause;
     const { originalError: quotesTheBody, ...extensions } = visible.extensions;
@@ -133,11 +128,9 @@ function maskedError(error: unknown, options: MaskOptions, position: Position): 
       extensions: { ...extensions, code: extensions.code ?? ERROR_CODES.badUserInput },
     });
   }
-  if (isDatabaseUnavailable(cause)) {
-    return new GraphQLError(SERVICE_UNAVAILABLE_MESSAGE, {
-      ...position,
-      extensions: unavailableExtensions(UNAVAILABLE_RETRY_AFTER_SECONDS),
-    });
+  const serviceError = asServiceError(cause);
+  if (serviceError !== undefined) {
+    return new GraphQLError(serviceError.message, { ...position, extensions: serviceErrorExtensions(serviceError) });
   }
   return new GraphQLError(INTERNAL_SERVER_ERROR_MESSAGE, {
     ...position,
@@ -157,5 +150,5 @@ export function logLevelOf(error: unknown): 'debug' | 'info' | 'warn' | 'error' 
   if (cause instanceof UnavailableError) return 'debug';
   // The client's own mistakes: its input, its budget, its document.
   if (cause instanceof ServiceError || isGraphQLError(cause)) return 'info';
-  return isDatabaseUnavailable(cause) ? 'warn' : 'error';
+  return asServiceError(cause) instanceof UnavailableError ? 'warn' : 'error';
 }

@@ -5,6 +5,7 @@
  * and while reading when a chunked body (no `Content-Length`) grows past the limit.
  */
 import type { Plugin } from 'graphql-yoga';
+import { requestBodyTooLargeMessage } from '../http/request-body.js';
 import { JSON_CONTENT_TYPE } from '../http/respond.js';
 
 /**
@@ -12,9 +13,6 @@ import { JSON_CONTENT_TYPE } from '../http/respond.js';
  * graphql-armor.ts) is 26 KiB as a JSON body.
  */
 export const MAX_REQUEST_BODY_BYTES = 64 * 1024;
-
-export const requestBodyTooLargeMessage = (limitBytes: number): string =>
-  `Request body too large, the limit is ${limitBytes} bytes`;
 
 export function requestBodyLimitPlugin(limitBytes: number = MAX_REQUEST_BODY_BYTES): Plugin {
   return {
