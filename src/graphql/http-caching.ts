@@ -70,10 +70,27 @@ function rootFieldsAreCacheable(
 
 export function httpCachingPlugin(cacheControl: string): Plugin {
   const cacheable = new WeakMap<Request, boolean>();
+  // Documents come from the document cache, so the same node comes back for the same text:
+  // the walk is done once per document and operation name.
+  const byDocument = new WeakMap<DocumentNode, Map<string, boolean>>();
+  const readsOnlyProfilesOnce = (document: DocumentNode, operationName: string | null | undefined): boolean => {
+    let known = byDocument.get(document);
+    if (known === undefined) {
+      known = new Map();
+      byDocument.set(document, known);
+    }
+    const key = operationName ?? '';
+    let answer = known.get(key);
+    if (answer === undefined) {
+      answer = readsOnlyProfiles(document, operationName);
+      known.set(key, answer);
+    }
+    return answer;
+  };
   return {
     onExecute({ args }) {
       const { request } = args.contextValue as { request?: Request };
-      if (request?.method === 'GET') cacheable.set(request, readsOnlyProfiles(args.document, args.operationName));
+      if (request?.method === 'GET') cacheable.set(request, readsOnlyProfilesOnce(args.document, args.operationName));
     },
     onResultProcess({ request, result, setResultProcessor, resultProcessor }) {
       if (request.method !== 'GET' || Array.isArray(result) || Symbol.asyncIterator in result) return;
