@@ -7,7 +7,8 @@
  * 2. Starts, as child processes on loopback: a static `node:http` JSON server (the ceiling), the
  *    bare `node:http` + postgres.js server with one hand-written query (the floor a service can
  *    aim at), the service as `npm start` runs it (dist/ with package.json's `config.nodeFlags`;
- *    NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), and the service with WORKERS=2.
+ *    NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), the service with WORKERS=2, and the
+ *    service with tracing on, exporting to a receiver here that discards (docs/operations.md "Tracing").
  * 3. Drives them with autocannon (BENCH_CONNECTIONS, default 50) in alternating rounds, so drift
  *    of a shared machine hits every figure alike: REST random names, REST one hot name, GraphQL
  *    with variables, GraphQL with the name inline (a new document text per request), and
@@ -20,6 +21,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
@@ -179,7 +182,7 @@ function cycle<T>(items: readonly T[]): () => T {
 interface Scenario {
   key: string;
   label: string;
-  server: 'static' | 'bare' | 'service' | 'workers';
+  server: 'static' | 'bare' | 'service' | 'workers' | 'traced';
   next: () => RequestShape;
   connections?: number;
 }
@@ -254,6 +257,18 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths):
       connections: BATCH_CONNECTIONS,
     },
     { key: 'workers', label: 'service WORKERS=2, REST random names', server: 'workers', next: get(paths) },
+    {
+      key: 'restRandomTraced',
+      label: 'service with tracing on (OTLP to a receiver that discards), REST random names',
+      server: 'traced',
+      next: get(paths),
+    },
+    {
+      key: 'graphqlVariablesTraced',
+      label: 'service with tracing on, GraphQL profile, name in variables',
+      server: 'traced',
+      next: post(withVariables),
+    },
     {
       key: 'search',
       label: `service GET /api/search, 20 names a page (first and later pages), ${BATCH_CONNECTIONS} connections`,
@@ -388,6 +403,20 @@ async function startService(
   return { process, url };
 }
 
+/**
+ * The service with tracing on (every request sampled), exporting to a receiver that discards,
+ * when a traced scenario is to run.
+ */
+async function startTracedService(
+  command: readonly [string, ...string[]],
+  serviceEnv: Record<string, string>,
+): Promise<{ process: SpawnedProcess; url: string; stopReceiver(): Promise<void> } | undefined> {
+  if (ONLY !== undefined && !ONLY.some((key) => key.endsWith('Traced'))) return undefined;
+  const receiver = await startDiscardingReceiver();
+  const { process, url } = await startService(command, { ...serviceEnv, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
+  return { process, url, stopReceiver: receiver.close };
+}
+
 async function main(): Promise<void> {
   const url = await ensureDatabase();
   await loadDataset(url);
@@ -403,6 +432,7 @@ async function main(): Promise<void> {
   const statements = await statementsOfOneBatch(url, names);
 
   const started: SpawnedProcess[] = [];
+  let stopReceiver: (() => Promise<void>) | undefined;
   try {
     const hotDocument = await fetchDocument(url, hotName);
     const staticServer = await startServerProcess({
@@ -420,12 +450,24 @@ async function main(): Promise<void> {
     started.push(service.process);
     const workers = await startService(command, { ...serviceEnv, WORKERS: '2' });
     started.push(workers.process);
-    const baseUrls = { static: staticServer.url, bare: bare.url, service: service.url, workers: workers.url };
+    const traced = await startTracedService(command, serviceEnv);
+    if (traced !== undefined) {
+      started.push(traced.process);
+      stopReceiver = traced.stopReceiver;
+    }
+    const baseUrls = {
+      static: staticServer.url,
+      bare: bare.url,
+      service: service.url,
+      workers: workers.url,
+      traced: traced?.url ?? '',
+    };
     const pids = {
       static: staticServer.pid,
       bare: bare.pid,
       service: service.process.pid,
       workers: workers.process.pid,
+      traced: traced?.process.pid,
     };
 
     // Idle: ready, a moment for start-up garbage to be collected, no request served yet.
@@ -459,6 +501,7 @@ async function main(): Promise<void> {
     report(list, averaged, { statements, peakRssMb: peakRssMb(service.process.pid), idleRssMb, servers });
   } finally {
     await Promise.all(started.map((process) => process.stop()));
+    await stopReceiver?.();
   }
 }
 
@@ -583,6 +626,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...atMost('reverse lookup by wallet: p99', figures.wallet?.latencyMs.p99, 'ms', 20),
     ...atMost('service peak RSS under the benchmark', extras.peakRssMb, 'MB', 200),
     ...atMost('service idle RSS on PostgreSQL', extras.idleRssMb, 'MB', 100),
+    ...tracingCost(measured, ratio),
     ...(measured('workers') && measured('restRandom')
       ? [
           {
@@ -645,6 +689,41 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     console.error('some requests failed: the figures above are not comparable');
     process.exitCode = 1;
   }
+}
+
+/** Tracing on / off, for REST and GraphQL: reported, no target (tracing off is the default). */
+function tracingCost(
+  measured: (key: string) => boolean,
+  ratio: (key: string, base: string) => number,
+): Array<{ label: string; value: string; target: string; met: boolean }> {
+  return [
+    ['REST random names', 'restRandomTraced', 'restRandom'],
+    ['GraphQL with variables', 'graphqlVariablesTraced', 'graphqlVariables'],
+  ]
+    .filter(([, traced = '', off = '']) => measured(traced) && measured(off))
+    .map(([label, traced = '', off = '']) => ({
+      label: `tracing on / off, ${label}`,
+      value: `${ratio(traced, off)}×`,
+      target: 'reported',
+      met: true,
+    }));
+}
+
+/**
+ * An OTLP/HTTP receiver that reads each export and throws it away: the traced service pays for
+ * making and sending its spans, as it would with a collector beside it.
+ */
+async function startDiscardingReceiver(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 function serversSection(servers: Extras['servers']): string[] {

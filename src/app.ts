@@ -17,11 +17,12 @@ import { type GraphQLHttpPath, graphqlRoute } from './graphql/over-http.js';
 import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServerDeps } from './graphql/yoga.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
-import { Router } from './http/router.js';
+import { type Match, Router } from './http/router.js';
 import { createRateLimits } from './limits/create-rate-limits.js';
 import type { Logger } from './ops/logger.js';
 import { createOperations, type Operations } from './ops/operations.js';
 import { UNMATCHED_ROUTE } from './ops/request-log.js';
+import { startTracing, type Tracing } from './ops/tracing.js';
 import { answerUndecodableApiUrl, registerRestRoutes } from './rest/routes.js';
 import { createAvatarService } from './service/avatars.js';
 import { Links } from './service/links.js';
@@ -38,6 +39,8 @@ export interface App {
   cache: ProfileCache;
   /** Health, readiness, metrics, request logs, and the shutdown switch. */
   operations: Operations;
+  /** OpenTelemetry tracing; undefined when it is off (no OTLP endpoint configured). */
+  tracing: Tracing | undefined;
   handle(req: IncomingMessage, res: ServerResponse): void;
   close(): Promise<void>;
 }
@@ -57,6 +60,8 @@ export interface AppOptions {
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const database = options.database ?? (await openConfiguredDatabase(config, { log: logger, replicas: true }));
+  const tracing = await startTracing(config.tracing, logger);
+  const stopObservingStatements = tracing === undefined ? undefined : database.observeStatements?.(tracing.statements);
   const { cache, feed } = await startProfileCache(config, database, logger);
   const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
   const limits = operations.observeRateLimits(createRateLimits(config, logger));
@@ -74,7 +79,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     avatars,
     config,
     logger,
-    plugins: [operations.graphqlPlugin],
+    // Tracing's last: its span wraps the executor the plugins before it chose.
+    plugins: tracing === undefined ? [operations.graphqlPlugin] : [operations.graphqlPlugin, tracing.graphqlPlugin],
     ...options.graphql,
   });
   router.on(
@@ -92,18 +98,39 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     profiles,
     cache,
     operations,
-    handle(req, res) {
-      res.setHeader('X-Request-Id', requestIdOf(req));
-      const match = router.match(req, res);
-      if (match.route?.cors === true) applyCors(res);
-      operations.observe(req, res, match.route?.pattern ?? UNMATCHED_ROUTE);
-      match.answer();
-    },
+    tracing,
+    handle: requestHandler(router, operations, tracing),
     async close() {
       await feed?.close();
       await limits.close();
+      stopObservingStatements?.();
       if (options.database === undefined) await database.close();
+      await tracing?.shutdown();
     },
+  };
+}
+
+/**
+ * Every request: its request ID, route, CORS headers and log line, then its answer — within its
+ * SERVER span when tracing is on. With tracing off the handler is the same as before tracing
+ * existed, so it costs nothing.
+ */
+function requestHandler(
+  router: Router,
+  operations: Operations,
+  tracing: Tracing | undefined,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const route = (req: IncomingMessage, res: ServerResponse): Match => {
+    res.setHeader('X-Request-Id', requestIdOf(req));
+    const match = router.match(req, res);
+    if (match.route?.cors === true) applyCors(res);
+    operations.observe(req, res, match.route?.pattern ?? UNMATCHED_ROUTE);
+    return match;
+  };
+  if (tracing === undefined) return (req, res) => route(req, res).answer();
+  return (req, res) => {
+    const match = route(req, res);
+    tracing.traceRequest(req, res, match.route?.pattern, match.answer);
   };
 }
 

@@ -188,3 +188,69 @@ describe('configuration', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://example.org/names/' }).publicUrl).toBe('https://example.org/names');
   });
 });
+
+describe('tracing configuration', () => {
+  it('is off without an OTLP endpoint, or when the SDK or the trace exporter is switched off', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }).tracing).toBeUndefined();
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    expect(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
+  });
+
+  it('has the standard defaults', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toEqual({
+      tracesUrl: 'http://collector:4318/v1/traces',
+      protocol: 'http/protobuf',
+      serviceName: 'name-profile-service',
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
+      batch: { scheduledDelayMillis: 5000, exportTimeoutMillis: 30_000, maxQueueSize: 2048, maxExportBatchSize: 512 },
+    });
+  });
+
+  it('reads the standard variables', () => {
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/otlp/',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: 'profiles-eu',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+        OTEL_BSP_SCHEDULE_DELAY: '1000',
+        OTEL_BSP_EXPORT_TIMEOUT: '2000',
+        OTEL_BSP_MAX_QUEUE_SIZE: '100',
+      }).tracing,
+    ).toEqual({
+      tracesUrl: 'http://collector:4318/otlp/v1/traces',
+      protocol: 'http/json',
+      serviceName: 'profiles-eu',
+      sampler: 'parentbased_traceidratio',
+      samplerRatio: 0.25,
+      batch: { scheduledDelayMillis: 1000, exportTimeoutMillis: 2000, maxQueueSize: 100, maxExportBatchSize: 100 },
+    });
+    // The traces endpoint is taken as it is, over the general one.
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example/ingest',
+      }).tracing?.tracesUrl,
+    ).toBe('https://traces.example/ingest');
+  });
+
+  it('refuses what it cannot do, naming the variable', () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(errorOf({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).variable).toBe('OTEL_EXPORTER_OTLP_PROTOCOL');
+    expect(errorOf({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }).variable).toBe('OTEL_EXPORTER_OTLP_ENDPOINT');
+    expect(errorOf({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'grpc://c:4317' }).variable).toBe(
+      'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    );
+    expect(errorOf({ ...endpoint, OTEL_TRACES_SAMPLER: 'jaeger_remote' }).variable).toBe('OTEL_TRACES_SAMPLER');
+    expect(errorOf({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: '2' }).variable).toBe('OTEL_TRACES_SAMPLER_ARG');
+    expect(errorOf({ ...endpoint, OTEL_BSP_MAX_QUEUE_SIZE: '10', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '20' }).variable).toBe(
+      'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
+    );
+    expect(errorOf({ ...endpoint, OTEL_TRACES_EXPORTER: 'zipkin' }).variable).toBe('OTEL_TRACES_EXPORTER');
+  });
+});

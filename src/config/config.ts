@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { type TracingConfig, tracingConfig } from './tracing.js';
 
 /**
  * How long a read of the request path waits by default (DB_READ_TIMEOUT_MS). It covers what a
@@ -79,6 +80,8 @@ export interface Config {
   /** Production hides GraphQL field suggestions and error details. */
   production: boolean;
   shutdownTimeoutMs: number;
+  /** OpenTelemetry tracing (OTEL_* variables, ./tracing.ts); undefined: off. */
+  tracing: TracingConfig | undefined;
 }
 
 export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
@@ -298,5 +301,6 @@ export function loadConfig(env: Env = process.env): Config {
     workers: workers(env),
     production: raw(env, 'NODE_ENV') !== 'development' && raw(env, 'NODE_ENV') !== 'test',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    tracing: tracingConfig(env),
   };
 }

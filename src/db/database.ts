@@ -11,12 +11,18 @@ import { type Logger as DrizzleLogger, drizzlePostgres, type PgDatabase, type Pg
 import { Freshness } from './freshness.js';
 import { migrateWithLock } from './migrations.js';
 import { OutageGate, type QueryFailureKind } from './outage-gate.js';
-import { APPLICATION_NAME, servicePool, singleSession } from './postgres-client.js';
+import { APPLICATION_NAME, type ServicePool, servicePool, singleSession } from './postgres-client.js';
 import { MAX_RECONNECT_DELAY_SECONDS, withDeadline } from './postgres-deadlines.js';
 import { containLostTransactions } from './postgres-transactions.js';
 import { ReplicaSet, type ReplicaStatus } from './replicas.js';
 import * as schema from './schema.js';
 import { backfillSkeletons } from './skeleton-backfill.js';
+import {
+  type Detach,
+  observePostgresStatements,
+  type StatementObserver,
+  statementServer,
+} from './statement-observer.js';
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -76,6 +82,11 @@ export interface DatabaseHandle {
   replicas?(): ReplicaStatus[];
   /** Starts hearing which profiles change (see change-feed.ts). */
   listenForChanges(handlers: ChangeFeedHandlers): Promise<ChangeFeed>;
+  /**
+   * Shows `observer` every statement the request path sends (drizzle's, on the primary and the
+   * replicas) until the returned function is called: tracing's SQL spans.
+   */
+  observeStatements?(observer: StatementObserver): Detach;
   /** Figures for metrics: connections, and failed queries by kind (PostgreSQL only). */
   stats?(): DatabaseStats;
   close(): Promise<void>;
@@ -113,7 +124,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   const db = drizzlePostgres(client, drizzleOptions);
   const guard = <T>(work: () => Promise<T>) => gate.run(() => withDeadline(work, deadlineMs));
   const freshness = new Freshness();
-  const replicas = await openReplicas(options, settings, { sql: client, db, guard }, freshness);
+  const replicaPools: ReplicaPool[] = [];
+  const replicas = await openReplicas(options, settings, { sql: client, db, guard }, freshness, replicaPools);
+  const observed = [{ sql: client, url }, ...replicaPools];
   return {
     db,
     kind: 'postgres',
@@ -144,6 +157,14 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
         handlers,
       ),
     replicas: replicas === undefined ? undefined : () => replicas.status(),
+    observeStatements(observer) {
+      const detaches = observed.map(({ sql, url: serverUrl }) =>
+        observePostgresStatements(sql, observer, statementServer(serverUrl)),
+      );
+      return () => {
+        for (const detach of detaches) detach();
+      };
+    },
     stats: () => ({
       openConnections: pool.sockets.open,
       maxConnections: settings.poolSize,
@@ -156,12 +177,22 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   };
 }
 
-/** The replicas of DATABASE_REPLICA_URLS, probed once before the first read; undefined without any. */
+/** A replica's client and URL, for observing its statements. */
+interface ReplicaPool {
+  sql: ServicePool['sql'];
+  url: string;
+}
+
+/**
+ * The replicas of DATABASE_REPLICA_URLS, probed once before the first read; undefined without
+ * any. Each replica's client is added to `pools`.
+ */
 async function openReplicas(
   options: DatabaseOptions,
   settings: Parameters<typeof servicePool>[1],
   primary: ConstructorParameters<typeof ReplicaSet>[0]['primary'],
   freshness: Freshness,
+  pools: ReplicaPool[],
 ): Promise<ReplicaSet | undefined> {
   const urls = options.replicaUrls ?? [];
   if (urls.length === 0) return undefined;
@@ -169,6 +200,7 @@ async function openReplicas(
     primary,
     replicas: urls.map((replicaUrl) => {
       const { sql, end } = servicePool(replicaUrl, settings);
+      pools.push({ sql, url: replicaUrl });
       const db = drizzlePostgres(sql, { schema, logger: options.logger ?? false });
       return { label: serverLabel(replicaUrl), sql, db, end };
     }),

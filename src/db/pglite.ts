@@ -12,6 +12,7 @@ import type { DatabaseHandle, DatabaseOptions } from './database.js';
 import { type FolderLock, lockFolder } from './folder-lock.js';
 import * as schema from './schema.js';
 import { backfillSkeletons } from './skeleton-backfill.js';
+import { observePgliteStatements } from './statement-observer.js';
 
 const load = createRequire(import.meta.url);
 const { PGlite: PGliteClass } = load('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
@@ -48,6 +49,7 @@ export async function openPglite(options: DatabaseOptions, migrationsFolder: str
       await client.query('select 1');
     },
     listenForChanges: (handlers) => listenToPglite(client, handlers),
+    observeStatements: (observer) => observePgliteStatements(client, observer),
     async close() {
       try {
         await client.close();
