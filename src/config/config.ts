@@ -65,6 +65,10 @@ export interface Config {
   /** Production hides GraphQL field suggestions and error details. */
   production: boolean;
   shutdownTimeoutMs: number;
+  /** Open live-update subscriptions per client IP (the next is refused, 429 / RATE_LIMITED). */
+  liveSubscriptionsPerClient: number;
+  /** Open live-update subscriptions per process. */
+  liveSubscriptionsMax: number;
 }
 
 export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
@@ -283,5 +287,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: workers(env),
     production: raw(env, 'NODE_ENV') !== 'development' && raw(env, 'NODE_ENV') !== 'test',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    liveSubscriptionsPerClient: integer(env, 'LIVE_SUBSCRIPTIONS_PER_CLIENT', 20, 1, 1_000_000),
+    liveSubscriptionsMax: integer(env, 'LIVE_SUBSCRIPTIONS_MAX', 10_000, 0, 1_000_000),
   };
 }
