@@ -12,7 +12,6 @@ import { EventStream } from '../http/event-stream.js';
 import { sendError } from '../http/respond.js';
 import type { Router } from '../http/router.js';
 import { serviceRequestFor } from '../http/service-request.js';
-import { INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
 import { InvalidInputError } from '../service/errors.js';
 import type { LiveSink, LiveUpdates, ProfileChangeEvent } from '../service/live-updates.js';
@@ -40,13 +39,6 @@ function writeEvent(stream: EventStream, event: ProfileChangeEvent): boolean {
 }
 
 async function events(req: IncomingMessage, res: ServerResponse, deps: EventsDependencies, name: string) {
-  if (req.method === 'HEAD') {
-    // The headers a GET would get, without opening a subscription.
-    if (parseNameId(name) === null) sendError(req, res, 400, INVALID_NAME_MESSAGE);
-    else new EventStream(res).open();
-    res.end();
-    return;
-  }
   const stream = new EventStream(res);
   const sink: LiveSink = {
     push: (event) => writeEvent(stream, event),
@@ -55,8 +47,13 @@ async function events(req: IncomingMessage, res: ServerResponse, deps: EventsDep
   try {
     const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
     const subscription = await deps.live.subscribe(request, [name], 'rest', sink);
-    if (res.destroyed) {
-      subscription.close(); // the client left while it was being subscribed
+    // HEAD answers as GET would (budget and slot included), without a body: nothing to stream.
+    if (res.destroyed || req.method === 'HEAD') {
+      subscription.close(); // or the client left while it was being subscribed
+      if (!res.destroyed) {
+        stream.open(rateLimitHeaders(subscription.rateLimit));
+        stream.end();
+      }
       return;
     }
     res.once('close', () => subscription.close());
