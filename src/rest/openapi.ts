@@ -223,7 +223,8 @@ function eventsPath(): Json {
       tags: ['Profiles'],
       responses: {
         '200': {
-          description: 'The stream (`Cache-Control: no-store`); it stays open until the client or the server (at shutdown) ends it.',
+          description:
+            'The stream (`Cache-Control: no-store`); it stays open until the client or the server (at shutdown) ends it.',
           headers: { ...EVERY, ...CACHING, ...RATE_LIMIT },
           content: {
             'text/event-stream': {
