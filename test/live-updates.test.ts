@@ -69,8 +69,13 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
   beforeAll(async () => {
     testDb = await createTestDatabase(kind);
     handle = await testDb.open({ logger: statements });
-    await importLines(handle.db, ndjson(NAMESPACE, profile('alice', 'First'), profile('bob', 'First')));
+    await importLines(
+      handle.db,
+      ndjson(NAMESPACE, profile('alice', 'First'), profile('bob', 'First'), profile('carol', 'First')),
+    );
     server = await startTestServer(handle, ROOMY);
+    // Changes are heard once the feed is live (on PostgreSQL, after its first heartbeat).
+    await until(() => server.app.cache.stats().answering, 10_000, 'the change feed');
   }, 60_000);
   afterEach(async () => {
     for (const subscriber of open.splice(0)) subscriber.stop();
@@ -128,7 +133,6 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
   });
 
   it('says a removed profile is gone: profile null, event: deleted', async () => {
-    await change('carol');
     const sse = track(subscribeOverSse(server.url, ['carol@live']));
     const rest = track(await openRestStream(server.url, 'carol@live'));
     await subscribed(2);
