@@ -15,7 +15,10 @@
  *    `profiles(names:)` with 100 random names (fewer connections: it is a latency figure), and
  *    discovery: prefix search (first and later pages) and the reverse lookup by wallet address,
  *    also with few connections, as latency figures.
- * 4. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
+ * 4. Live updates (bench/subscribers.ts, key `subscribers`): 5,000 idle SSE subscribers of one
+ *    name, the service's memory per subscriber, and the time from an import's commit to the
+ *    subscribers' events (p50, p99, the last). `BENCH_ONLY=subscribers` runs only this part.
+ * 5. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
  */
@@ -49,6 +52,7 @@ import {
   startDatabaseServers,
   treeCpuSeconds,
 } from './database-servers.js';
+import { measureSubscribers, type SubscribersFigure, subscribersSection } from './subscribers.js';
 
 const PROFILES = Number(process.env.BENCH_PROFILES ?? 100_000);
 const DATASET: GeneratorOptions = { profiles: PROFILES, seed: 20261125 };
@@ -73,6 +77,13 @@ interface Measurement {
   latencyMs: { p50: number; p99: number };
   non2xx: number;
   errors: number;
+}
+
+/** The maintenance database of the benchmark's PostgreSQL server. */
+function adminUrl(): string {
+  const admin = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  admin.pathname = '/postgres';
+  return admin.toString();
 }
 
 async function ensureDatabase(): Promise<string> {
@@ -418,6 +429,18 @@ async function startTracedService(
 }
 
 async function main(): Promise<void> {
+  const subscribers =
+    ONLY === undefined || ONLY.includes('subscribers')
+      ? await measureSubscribers(
+          adminUrl(),
+          (env) => startService(serviceCommand(), env),
+          (pid) => currentRssMb(pid),
+        )
+      : undefined;
+  if (ONLY?.every((key) => key === 'subscribers')) {
+    console.log(subscribersSection(subscribers).join('\n'));
+    return;
+  }
   const url = await ensureDatabase();
   await loadDataset(url);
   const names = randomNames(50_000, 12345);
@@ -498,7 +521,13 @@ async function main(): Promise<void> {
     );
     const servers =
       ONLY === undefined || ONLY.includes('servers') ? await measureDatabaseServers(names, serviceEnv) : undefined;
-    report(list, averaged, { statements, peakRssMb: peakRssMb(service.process.pid), idleRssMb, servers });
+    report(list, averaged, {
+      statements,
+      peakRssMb: peakRssMb(service.process.pid),
+      idleRssMb,
+      servers,
+      subscribers,
+    });
   } finally {
     await Promise.all(started.map((process) => process.stop()));
     await stopReceiver?.();
@@ -593,6 +622,8 @@ interface ServersFigure extends Measurement {
 interface Extras {
   /** The several-database-servers part, or why it did not run. */
   servers?: ServersFigure[] | string;
+  /** The live-updates part (bench/subscribers.ts). */
+  subscribers?: SubscribersFigure;
   statements: number;
   peakRssMb: number | undefined;
   /** RSS of the service on PostgreSQL once ready, before any load. */
@@ -668,6 +699,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...targets.map((t) => `| ${t.label} | ${t.value} | ${t.target} | ${t.met ? 'yes' : '**no**'} |`),
     '',
     ...serversSection(extras.servers),
+    ...subscribersSection(extras.subscribers),
   ].join('\n');
   const json = {
     date,

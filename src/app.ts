@@ -8,17 +8,20 @@
  * the queries (src/db).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Config } from './config/config.js';
-import type { ChangeFeed } from './db/change-feed.js';
+import type { ChangeFeed, ChangeFeedHandlers } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/over-http.js';
+import { createGraphQLWebSocket } from './graphql/websocket.js';
 import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServerDeps } from './graphql/yoga.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
 import { type Match, Router } from './http/router.js';
 import { createRateLimits } from './limits/create-rate-limits.js';
+import { registerLiveUpdateMetrics } from './ops/live-update-metrics.js';
 import type { Logger } from './ops/logger.js';
 import { createOperations, type Operations } from './ops/operations.js';
 import { UNMATCHED_ROUTE } from './ops/request-log.js';
@@ -26,6 +29,7 @@ import { startTracing, type Tracing } from './ops/tracing.js';
 import { answerUndecodableApiUrl, registerRestRoutes } from './rest/routes.js';
 import { createAvatarService } from './service/avatars.js';
 import { Links } from './service/links.js';
+import { createLiveUpdates, type LiveUpdates } from './service/live-updates.js';
 import { ProfileCache } from './service/profile-cache.js';
 import { createProfilesService, type ProfilesService } from './service/profiles-service.js';
 import { createVCardService } from './service/vcard.js';
@@ -37,11 +41,17 @@ export interface App {
   logger: Logger;
   profiles: ProfilesService;
   cache: ProfileCache;
+  /** Live-update subscriptions (GraphQL profileChanged, REST events); `close()` ends them at shutdown. */
+  live: LiveUpdates;
   /** Health, readiness, metrics, request logs, and the shutdown switch. */
   operations: Operations;
   /** OpenTelemetry tracing; undefined when it is off (no OTLP endpoint configured). */
   tracing: Tracing | undefined;
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /** An HTTP upgrade: WebSocket (graphql-ws) on /graphql, refused elsewhere. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Shutdown begins: live-update streams end cleanly, WebSocket connections close (1001). */
+  endStreams(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,10 +72,22 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const database = options.database ?? (await openConfiguredDatabase(config, { log: logger, replicas: true }));
   const tracing = await startTracing(config.tracing, logger);
   const stopObservingStatements = tracing === undefined ? undefined : database.observeStatements?.(tracing.statements);
-  const { cache, feed } = await startProfileCache(config, database, logger);
+  let feed: AppChangeFeed | undefined;
+  const cache = new ProfileCache(config.profileCacheSize, () => feed?.live === true);
   const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
   const limits = operations.observeRateLimits(createRateLimits(config, logger));
   const profiles = createProfilesService({ database, limits, cache, logger });
+  const live = createLiveUpdates({
+    readProfiles: (names) => profiles.currentProfiles(names),
+    budget: limits.profile,
+    logger,
+    ready: () => feed?.start() ?? Promise.resolve(),
+    perClient: config.liveSubscriptionsPerClient,
+    total: config.liveSubscriptionsMax,
+  });
+  feed = appChangeFeed(database, cache, live, logger);
+  if (config.profileCacheSize > 0) await feed.start();
+  registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
   const avatars = createAvatarService(profiles, links);
   const vcards = createVCardService(profiles, links);
@@ -73,10 +95,11 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
 
   const router = new Router({ onBadUrl: answerUndecodableApiUrl });
   operations.registerRoutes(router);
-  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, config, logger });
+  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, live, config, logger });
   const graphql = createGraphQLServer({
     profiles,
     avatars,
+    live,
     config,
     logger,
     // Tracing's last: its span wraps the executor the plugins before it chose.
@@ -90,6 +113,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     { cors: true },
   );
   registerGraphiQLAssetRoutes(router, logger);
+  const websocket = createGraphQLWebSocket(graphql, logger);
 
   return {
     config,
@@ -100,7 +124,21 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     operations,
     tracing,
     handle: requestHandler(router, operations, tracing),
+    live,
+    upgrade(req, socket, head) {
+      if (new URL(req.url ?? '/', 'http://localhost').pathname === GRAPHQL_ENDPOINT) {
+        websocket.handleUpgrade(req, socket, head);
+      } else {
+        socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+      }
+    },
+    async endStreams() {
+      live.close();
+      await websocket.close();
+    },
     async close() {
+      live.close();
+      await websocket.close().catch(() => {});
       await feed?.close();
       await limits.close();
       stopObservingStatements?.();
@@ -108,6 +146,13 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       await tracing?.shutdown();
     },
   };
+}
+
+/** The change feed of one App, started at once or on first use; `live` is false until then. */
+interface AppChangeFeed {
+  readonly live: boolean;
+  start(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /**
@@ -135,27 +180,57 @@ function requestHandler(
 }
 
 /**
- * The profile cache and the change feed that keeps it fresh. While the feed is not live the
- * cache neither answers nor fills; every transition empties it, as changes may have been missed.
+ * The change feed that keeps the profile cache fresh and drives live updates. With the cache on
+ * it starts with the app; with the cache off, on the first live-update subscription (so a
+ * service that uses neither opens no LISTEN connection). While the feed is not live the cache
+ * neither answers nor fills; every transition empties it, as changes may have been missed, and
+ * makes live updates read every watched name again. The cache evicts first: the live updates'
+ * read after a change must not be answered from the old entry.
  */
-async function startProfileCache(
-  config: Config,
+function appChangeFeed(
   database: DatabaseHandle,
+  cache: ProfileCache,
+  live: LiveUpdates,
   logger: Logger,
-): Promise<{ cache: ProfileCache; feed: ChangeFeed | undefined }> {
+): AppChangeFeed {
   let feed: ChangeFeed | undefined;
-  const cache = new ProfileCache(config.profileCacheSize, () => feed?.live === true);
-  if (config.profileCacheSize === 0) return { cache, feed };
-  feed = await database.listenForChanges({
-    onChange: (change) => (change.kind === 'everything' ? cache.clear() : cache.evict(change.names)),
+  let starting: Promise<void> | undefined;
+  let closed = false;
+  const handlers: ChangeFeedHandlers = {
+    onChange: (change) => {
+      if (change.kind === 'everything') {
+        cache.clear();
+        live.everythingMayHaveChanged();
+      } else {
+        cache.evict(change.names);
+        live.changed(change.names);
+      }
+    },
     onLive: () => {
       cache.clear();
+      live.everythingMayHaveChanged();
       logger.info('profile cache answering: change notifications are heard');
     },
     onLost: (reason) => {
       cache.clear();
       logger.warn({ reason }, 'profile cache bypassed until change notifications are heard again');
     },
-  });
-  return { cache, feed };
+  };
+  return {
+    get live() {
+      return feed?.live === true;
+    },
+    start() {
+      starting ??= database.listenForChanges(handlers).then(async (opened) => {
+        feed = opened;
+        if (closed) await opened.close();
+      });
+      return starting;
+    },
+    async close() {
+      closed = true;
+      await starting?.catch(() => {});
+      await feed?.close();
+    },
+  };
 }

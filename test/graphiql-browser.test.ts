@@ -9,10 +9,12 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { launchChromium, reportOnFailure, TEST_RESULTS_DIR, type TestBrowser, visibleText } from './support/browser.js';
+import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 
 /** Loading ~9 MB of script and starting Monaco takes a few seconds on a busy two-core machine. */
@@ -172,6 +174,36 @@ describe('GraphiQL in headless Chromium', () => {
         .toContain('"chain": "eip155:1"');
       expect(await visibleText(page, resultPane)).not.toContain('"errors"');
 
+      // The live-updates tab: the subscription runs (over SSE) and shows the event of a change.
+      const watchTab = page.getByRole('button', { name: 'Watch', exact: true });
+      await expect
+        .poll(
+          async () => {
+            await watchTab.click();
+            return visibleText(page, queryEditor);
+          },
+          { timeout: UI_TIMEOUT_MS },
+        )
+        .toContain('subscription Watch');
+      await expect
+        .poll(
+          async () => {
+            if (server.app.live.stats().open.sse === 0) {
+              await page.getByRole('button', { name: /^Execute (query|subscription)/ }).click();
+            }
+            return server.app.live.stats().open.sse;
+          },
+          { timeout: UI_TIMEOUT_MS, interval: 1000 },
+        )
+        .toBe(1);
+      const description = `Watched ${Date.now() % 100_000}`;
+      await importLines(
+        handle.db,
+        ndjson({ kind: 'profile', name: 'demo@me', creatorEmail: 'maker@example.com', description, level: 2 }),
+      );
+      await expect.poll(() => visibleText(page, resultPane), { timeout: UI_TIMEOUT_MS }).toContain(description);
+      expect(await visibleText(page, resultPane)).toContain('"profileChanged"');
+
       await page.getByRole('button', { name: 'Show Documentation Explorer' }).click();
       const docs = page.locator('.graphiql-doc-explorer');
       await docs.getByRole('link', { name: 'Query', exact: true }).click();
@@ -195,7 +227,7 @@ describe('GraphiQL in headless Chromium', () => {
     async () => {
       // A browser of its own: one profile, fresh for this test, shared by all its visits.
       returning = await launchChromium();
-      const examples = ['Example', 'Search', 'Wallet', 'NameCheck'];
+      const examples = ['Example', 'Search', 'Wallet', 'NameCheck', 'Watch'];
 
       // First visit: a newcomer runs the example and leaves.
       const first = await openGraphiQL(returning, server.url, 'query Example {', 'graphiql-first-visit');

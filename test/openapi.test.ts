@@ -59,6 +59,7 @@ const BATCH = '/api/profiles';
 const PROFILE = '/api/{name_id}';
 const AVATAR = '/api/{name_id}/avatar';
 const VCARD = '/api/{name_id}/vcard';
+const EVENTS = '/api/{name_id}/events';
 const WEBFINGER = '/.well-known/webfinger';
 const SEARCH = '/api/search';
 const WALLET = '/api/wallet/{address}';
@@ -119,7 +120,7 @@ describe('OpenAPI document', () => {
       if (response.headers.has(name)) expect(names, `${context}: undocumented header ${name}`).toContain(name);
     }
 
-    const text = await response.text();
+    const text = await bodyText(response);
     if (documented?.content === undefined) {
       expect(text, context).toBe('');
       return;
@@ -137,6 +138,17 @@ describe('OpenAPI document', () => {
     const valid = validate!(JSON.parse(text));
     expect(validate!.errors ?? [], `${context}: ${text.slice(0, 300)}`).toEqual([]);
     expect(valid).toBe(true);
+  }
+
+  /** The body; of an event stream (which does not end), the first chunk. */
+  async function bodyText(response: Response): Promise<string> {
+    if (!response.headers.get('content-type')?.startsWith('text/event-stream') || response.body === null) {
+      return response.text();
+    }
+    const reader = response.body.getReader();
+    const { value } = await reader.read();
+    await reader.cancel();
+    return new TextDecoder().decode(value);
   }
 
   /** GET and HEAD of the same URL, each checked against its operation. */
@@ -191,6 +203,7 @@ describe('OpenAPI document', () => {
       PROFILE,
       AVATAR,
       VCARD,
+      EVENTS,
       WEBFINGER,
       SEARCH,
       WALLET,
@@ -228,6 +241,17 @@ describe('OpenAPI document', () => {
     await withServer(handle, { PROFILE_LIMIT: '1' }, async (limited) => {
       await fetch(`${limited.url}/api/demo@me`);
       for (const lookup of LOOKUPS) await getAndHead(limited, lookup.path, lookup.found);
+    });
+  });
+
+  it('describes every answer of the live-update stream', async () => {
+    await getAndHead(server, EVENTS, '/api/demo@me/events');
+    await getAndHead(server, EVENTS, '/api/demo/events');
+    await methodNotAllowed(EVENTS, '/api/demo@me/events');
+    await withServer(handle, { LIVE_SUBSCRIPTIONS_PER_CLIENT: '1' }, async (limited) => {
+      const open = await fetch(`${limited.url}/api/demo@me/events`);
+      await getAndHead(limited, EVENTS, '/api/demo@me/events'); // 429: the one slot is taken
+      await open.body?.cancel();
     });
   });
 

@@ -82,6 +82,10 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** OpenTelemetry tracing (OTEL_* variables, ./tracing.ts); undefined: off. */
   tracing: TracingConfig | undefined;
+  /** Open live-update subscriptions per client IP (the next is refused, 429 / RATE_LIMITED). */
+  liveSubscriptionsPerClient: number;
+  /** Open live-update subscriptions per process. */
+  liveSubscriptionsMax: number;
 }
 
 export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
@@ -302,5 +306,7 @@ export function loadConfig(env: Env = process.env): Config {
     production: raw(env, 'NODE_ENV') !== 'development' && raw(env, 'NODE_ENV') !== 'test',
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     tracing: tracingConfig(env),
+    liveSubscriptionsPerClient: integer(env, 'LIVE_SUBSCRIPTIONS_PER_CLIENT', 20, 1, 1_000_000),
+    liveSubscriptionsMax: integer(env, 'LIVE_SUBSCRIPTIONS_MAX', 10_000, 0, 1_000_000),
   };
 }

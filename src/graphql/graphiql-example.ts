@@ -87,10 +87,25 @@ query NameCheck {
 }
 `;
 
-/** The tabs a first visit opens with: the example first (and active), then discovery. */
+/**
+ * Live updates: GraphiQL runs a subscription over SSE (Yoga's page sends it with
+ * `Accept: text/event-stream`) and shows each event as it arrives.
+ */
+export const GRAPHIQL_SUBSCRIPTION_QUERY = /* GraphQL */ `# Live updates: run it, import a change of demo@me, see the event (profile null: removed).
+
+subscription Watch {
+  profileChanged(names: ["demo@me"]) {
+    name
+    profile { name description }
+  }
+}
+`;
+
+/** The tabs a first visit opens with: the example first (and active), then discovery, then live updates. */
 export const GRAPHIQL_TABS = [
   { query: GRAPHIQL_EXAMPLE_QUERY },
   { query: GRAPHIQL_SEARCH_QUERY },
   { query: GRAPHIQL_WALLET_QUERY },
   { query: GRAPHIQL_NAME_CHECK_QUERY },
+  { query: GRAPHIQL_SUBSCRIPTION_QUERY },
 ];

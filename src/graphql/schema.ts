@@ -11,6 +11,7 @@ import './queries/profiles.js';
 import './queries/owner-check.js';
 import './types/wallets.js';
 import './queries/discovery.js';
+import './subscriptions/profile-changed.js';
 
 builder.queryType({
   description:

@@ -6,16 +6,18 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
-import type { DocumentNode } from 'graphql';
+import { type DocumentNode, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServer, type YogaServerInstance } from 'graphql-yoga';
+import type { WebSocket } from 'ws';
 import type { Config } from '../config/config.js';
 import { serviceRequestFor } from '../http/service-request.js';
 import type { Logger } from '../ops/logger.js';
 import type { AvatarService } from '../service/avatars.js';
+import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
 import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from './compiled-by-shape.js';
-import type { GraphQLContext } from './context.js';
+import type { GraphQLContext, StreamConnection } from './context.js';
 import {
   COMPILE_AFTER_EXECUTIONS,
   createDocumentCaches,
@@ -31,6 +33,7 @@ import { uncompiledWhenRefused } from './refused-variables.js';
 import { requestMistakesPlugin } from './request-mistakes.js';
 import { schema } from './schema.js';
 import { streamingHeadersPlugin } from './streaming-headers.js';
+import { refusedStreamsPlugin } from './subscriptions/refused-streams.js';
 import { validationByShape } from './validation-by-shape.js';
 import { yogaLogger } from './yoga-logger.js';
 
@@ -42,6 +45,8 @@ export const GRAPHQL_ENDPOINT = '/graphql';
 export interface NodeServerContext {
   req?: IncomingMessage;
   res?: ServerResponse;
+  /** A graphql-ws connection (./websocket.ts): `req` is its upgrade request, there is no `res`. */
+  socket?: WebSocket;
 }
 
 export interface GraphQLServer {
@@ -57,6 +62,7 @@ export interface GraphQLServer {
 export interface GraphQLServerDeps {
   profiles: ProfilesService;
   avatars: AvatarService;
+  live: LiveUpdates;
   config: Config;
   logger: Logger;
   /** Extra Yoga plugins (operations), after the limits (always on). */
@@ -83,6 +89,8 @@ function compiledExecution(documents: DocumentCaches, byShape: CompiledByShape):
     {},
     {
       enableIf: ({ document, operationName }) => {
+        // Subscriptions run once per client and stay open: nothing to gain from compiling them.
+        if (getOperationAST(document, operationName)?.operation === 'subscription') return false;
         if (byShape.takes(document, operationName)) return false;
         const count = (executions.get(document) ?? 0) + 1;
         if (count >= COMPILE_AFTER_EXECUTIONS) return documents.reserveCompiled(document);
@@ -117,12 +125,29 @@ function persistedQueries(): Plugin {
   };
 }
 
+/** How a subscription's client connection is watched and cut (see ./subscriptions/event-queue.ts). */
+function streamConnectionOf(
+  res: ServerResponse | undefined,
+  socket: WebSocket | undefined,
+): StreamConnection | undefined {
+  if (socket !== undefined) {
+    return { transport: 'websocket', backlog: () => socket.bufferedAmount, drop: () => socket.terminate() };
+  }
+  if (res === undefined) return undefined;
+  return {
+    transport: 'sse',
+    backlog: () => res.writableLength + (res.socket?.writableLength ?? 0),
+    drop: () => res.destroy(),
+  };
+}
+
 /** The key of requests without a Node request (tests calling `yoga.fetch`). */
 const UNKNOWN_CLIENT = 'unknown';
 
 export function createGraphQLServer({
   profiles,
   avatars,
+  live,
   config,
   logger,
   plugins = [],
@@ -162,6 +187,7 @@ export function createGraphQLServer({
       requestMistakesPlugin(),
       persistedQueries(),
       streamingHeadersPlugin(),
+      refusedStreamsPlugin(),
       httpCachingPlugin(config.profileCacheControl),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
@@ -171,13 +197,15 @@ export function createGraphQLServer({
       ...plugins,
       captureEngine,
     ],
-    context: ({ req, res }): GraphQLContext => ({
+    context: ({ req, res, socket }): GraphQLContext => ({
       profiles,
       avatars,
+      live,
       serviceRequest:
-        req === undefined || res === undefined
+        req === undefined
           ? new ServiceRequest(UNKNOWN_CLIENT, randomUUID())
           : serviceRequestFor(req, res, config.trustProxyHops),
+      connection: streamConnectionOf(res, socket),
     }),
   });
   if (engine === undefined) throw new Error('Yoga did not initialise its plugins');

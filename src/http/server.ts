@@ -33,6 +33,7 @@ export async function listen(app: App, port: number, host: string): Promise<Runn
   server.maxConnections = maxConnections;
   server.on('clientError', answerClientError);
   server.on('connect', answerConnect);
+  server.on('upgrade', (req, socket, head) => app.upgrade(req, socket, head));
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error) => reject(explainListenFailure(error, port, host));
     server.once('error', fail);
@@ -49,6 +50,9 @@ export async function listen(app: App, port: number, host: string): Promise<Runn
     async close() {
       // Readiness answers 503 from here on, so a load balancer stops sending traffic.
       app.operations.beginShutdown();
+      // Live-update streams never finish by themselves: they end now, cleanly, and their
+      // connections then drain like any other.
+      await app.endStreams();
       const drained = await closeServer(server, app.config.shutdownTimeoutMs);
       if (!drained) {
         app.logger.warn(

@@ -207,6 +207,40 @@ function profilePath(): Json {
   };
 }
 
+function eventsPath(): Json {
+  return {
+    parameters: [NAME_ID_PARAMETER],
+    ...getAndHead({
+      operationId: 'profileEvents',
+      summary: 'Live updates of a profile (Server-Sent Events)',
+      description:
+        'A `text/event-stream` for `EventSource`: after each change of the profile, once lookups answer it, ' +
+        '`event: profile` whose data is exactly the `GET /api/{name_id}` document, or `event: deleted` with ' +
+        '`{"name": <name ID>}` when the name no longer has a profile. A comment line every 15 seconds keeps ' +
+        'proxies from closing the stream; a client that does not read is disconnected. One point of the profile ' +
+        'budget when opened; at most 20 open subscriptions per client address (GraphQL `profileChanged` ' +
+        'included), the next gets 429.',
+      tags: ['Profiles'],
+      responses: {
+        '200': {
+          description:
+            'The stream (`Cache-Control: no-store`); it stays open until the client or the server (at shutdown) ends it.',
+          headers: { ...EVERY, ...CACHING, ...RATE_LIMIT },
+          content: {
+            'text/event-stream': {
+              schema: { type: 'string' },
+              example: 'event: profile\ndata: {"name":"demo@me",…}\n\n',
+            },
+          },
+        },
+        '400': errorAnswer('An invalid name ID.', INVALID_NAME_MESSAGE, RATE_LIMIT),
+        '405': methodNotAllowed(GET_HEAD),
+        '429': tooManyRequests(),
+      },
+    }),
+  };
+}
+
 function batchPath(): Json {
   const allow = 'GET, HEAD and POST';
   const invalid = (extra: Headers): Json => ({
@@ -714,6 +748,7 @@ export function openApiDocument({ publicUrl }: OpenApiOptions): Json {
       '/api/{name_id}': profilePath(),
       '/api/{name_id}/avatar': avatarPath(),
       '/api/{name_id}/vcard': vcardPath(),
+      '/api/{name_id}/events': eventsPath(),
       '/.well-known/webfinger': webfingerPath(),
       '/api/search': searchPath(),
       '/api/wallet/{address}': walletPath(),

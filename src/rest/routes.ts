@@ -15,6 +15,7 @@ import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Logger } from '../ops/logger.js';
 import type { AvatarService } from '../service/avatars.js';
 import { INVALID_ADDRESS_MESSAGE } from '../service/discovery.js';
+import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import type { VCardService } from '../service/vcard.js';
 import type { WebFingerService } from '../service/webfinger.js';
@@ -22,6 +23,7 @@ import { registerAvatarRoute } from './avatar.js';
 import { registerBatchRoutes } from './batch.js';
 import { registerDiscoveryRoutes } from './discovery.js';
 import { sendServiceError } from './error-responses.js';
+import { registerEventsRoute } from './events.js';
 import { openApiDocument } from './openapi.js';
 import { queryOf, singleParameter } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
@@ -33,6 +35,7 @@ export interface RestDependencies {
   avatars: AvatarService;
   vcards: VCardService;
   webfinger: WebFingerService;
+  live: LiveUpdates;
   config: Config;
   logger: Logger;
 }
@@ -46,6 +49,7 @@ export function registerRestRoutes(router: Router, deps: RestDependencies): void
   });
   router.on(GET_HEAD, '/api/owner-check', (req, res) => void ownerCheck(req, res, deps), { cors: true });
   registerDiscoveryRoutes(router, deps);
+  registerEventsRoute(router, deps);
   router.on(GET_HEAD, '/api/:name', (req, res, params) => void profile(req, res, deps, params.name ?? ''), {
     cors: true,
   });

@@ -1,0 +1,87 @@
+/**
+ * GraphQL over WebSocket on `/graphql` with the graphql-ws protocol (`graphql-transport-ws`):
+ * the `ws` server takes the HTTP upgrade, graphql-ws speaks the protocol, and every operation
+ * runs through Yoga's envelop (`getEnveloped`) exactly as over HTTP: the same parser and
+ * document limits, validation, context (client IP from the upgrade request, the service),
+ * error masking and operation metrics.
+ *
+ * A connection's subscriptions are cut together when the client stops reading (the socket's
+ * buffered bytes, see ./subscriptions/event-queue.ts); graphql-ws pings every KEEP_ALIVE_MS, which
+ * keeps proxies from closing an idle connection and finds dead peers. At shutdown the
+ * subscriptions complete (the live-updates hub ends them) and the sockets close with 1001.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type ExecutionArgs, type execute, GraphQLError, type subscribe } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { Logger } from '../ops/logger.js';
+import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
+import type { GraphQLServer } from './yoga.js';
+
+export const KEEP_ALIVE_MS = 15_000;
+
+export interface GraphQLWebSocket {
+  /** Takes an HTTP upgrade of `/graphql`. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Closes every connection with 1001 and stops the server. */
+  close(): Promise<void>;
+}
+
+/** What Yoga's envelop returns, kept on the execution arguments so execute and subscribe find it. */
+interface Enveloped {
+  execute: (args: ExecutionArgs) => unknown;
+  subscribe: (args: ExecutionArgs) => unknown;
+}
+
+export function createGraphQLWebSocket({ yoga }: GraphQLServer, logger: Logger): GraphQLWebSocket {
+  // A message is a GraphQL request: the same bound as an HTTP body.
+  const server = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BODY_BYTES });
+  const disposable = useServer(
+    {
+      onSubscribe: async (ctx, _id, payload) => {
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params: payload,
+        });
+        let document: ReturnType<typeof parse>;
+        try {
+          document = parse(payload.query);
+        } catch (error) {
+          if (error instanceof GraphQLError) return [error];
+          throw error;
+        }
+        const errors = validate(schema, document);
+        if (errors.length > 0) return errors;
+        const rootValue: Enveloped = { execute, subscribe };
+        return {
+          schema,
+          document,
+          operationName: payload.operationName,
+          variableValues: payload.variables,
+          contextValue: await contextFactory(),
+          rootValue,
+        };
+      },
+      execute: (args) => (args.rootValue as Enveloped).execute(args) as ReturnType<typeof execute>,
+      subscribe: (args) => (args.rootValue as Enveloped).subscribe(args) as ReturnType<typeof subscribe>,
+      onError: (_ctx, _id, _payload, errors) => {
+        logger.debug({ errors: errors.map((error) => error.message) }, 'graphql-ws operation refused');
+      },
+    },
+    server,
+    KEEP_ALIVE_MS,
+  );
+
+  return {
+    handleUpgrade(req, socket, head) {
+      server.handleUpgrade(req, socket, head, (ws: WebSocket) => server.emit('connection', ws, req));
+    },
+    async close() {
+      // graphql-ws's dispose closes each connection with 1001 ("Going away") and stops the server.
+      await disposable.dispose();
+    },
+  };
+}

@@ -1,0 +1,296 @@
+/**
+ * Live updates: clients subscribe to names and are told each time one of their profiles changes
+ * (GraphQL `profileChanged` over SSE and WebSocket, REST `/api/{name_id}/events`). The transports
+ * are thin; this hub owns the rules they share:
+ *
+ * - a subscription is validated like a lookup (1 to MAX_NAMES_PER_REQUEST names, one point of
+ *   the profile budget per distinct name) and takes a slot: at most `perClient` open
+ *   subscriptions per client key and `total` per process, the next one is refused as rate-limited;
+ * - changes come from the database's change feed (src/db/change-feed.ts), the one that keeps the
+ *   profile cache fresh, so every instance hears an import made anywhere. The feed calls the
+ *   cache's eviction first, then the hub, so the read below cannot be answered from the cache's
+ *   old entry;
+ * - the event carries the profile as a lookup reads it right after the change, through the same
+ *   read path (cache, loaders, replicas with the freshness rule of src/db/freshness.ts), so a
+ *   client that reacts by looking the profile up gets the same one. Reads are shared: one read
+ *   per changed name per change, whatever the number of subscribers, and the names of one change
+ *   go in one batch. A name is never read twice at once: a change heard while its read runs is
+ *   read again after it, so events of one name arrive in order and the last one is current;
+ * - a subscriber whose transport cannot take an event (its client does not read) is dropped:
+ *   buffers stay bounded;
+ * - when the feed was lost and is back (changes may have been missed) or a writer says
+ *   "everything changed", every watched name is read again and an event goes out where the
+ *   profile differs from the one last seen.
+ */
+
+import type { RateLimitDecision, RateLimiter } from '../limits/rate-limit.js';
+import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
+import type { Logger } from '../ops/logger.js';
+import type { Profile } from '../profiles/profile.js';
+import { InvalidInputError, RateLimitedError } from './errors.js';
+import { MAX_NAMES_PER_REQUEST, spend, TOO_MANY_NAMES_MESSAGE } from './profiles-service.js';
+import type { ServiceRequest } from './request.js';
+
+export const DEFAULT_SUBSCRIPTIONS_PER_CLIENT = 20;
+export const DEFAULT_SUBSCRIPTIONS_PER_PROCESS = 10_000;
+export const NO_NAMES_MESSAGE = 'At least one name is required';
+/** What a refused subscription tells the client to wait: slots free when others close, not on a clock. */
+const SLOT_RETRY_AFTER_SECONDS = 5;
+/** How long a read the database could not answer waits before it is tried again. */
+const RETRY_READ_MS = 1000;
+
+/** One change of a watched name: its profile now, null when there is none (removed). */
+export interface ProfileChangeEvent {
+  name: string;
+  profile: Profile | null;
+}
+
+export type LiveTransport = 'sse' | 'websocket' | 'rest';
+
+/** Where a subscription's events go: one per transport (GraphQL event queue, REST stream). */
+export interface LiveSink {
+  /** Hands over an event; false when the client is too far behind (it is dropped then). */
+  push(event: ProfileChangeEvent): boolean;
+  /** The hub ends the subscription: the client was too slow, or the server shuts down. */
+  end(reason: 'dropped' | 'shutdown'): void;
+}
+
+export interface LiveSubscription {
+  /** The distinct canonical names watched. */
+  readonly names: readonly string[];
+  /** The profile budget's decision (REST sends it as RateLimit-* headers). */
+  readonly rateLimit: RateLimitDecision | undefined;
+  /** Releases the slot; idempotent (a transport calls it when its client goes away). */
+  close(): void;
+}
+
+export interface LiveUpdateStats {
+  open: Record<LiveTransport, number>;
+  watchedNames: number;
+  events: number;
+  dropped: number;
+  refused: number;
+  reads: number;
+}
+
+export interface LiveUpdates {
+  /**
+   * Opens a subscription to `rawNames` for `sink`. Throws InvalidInputError (no names, too many,
+   * an invalid one) or RateLimitedError (the profile budget, or no slot left).
+   */
+  subscribe(
+    request: ServiceRequest,
+    rawNames: readonly string[],
+    transport: LiveTransport,
+    sink: LiveSink,
+  ): Promise<LiveSubscription>;
+  /** The change feed's handlers call these (see src/app.ts). */
+  changed(names: readonly string[]): void;
+  everythingMayHaveChanged(): void;
+  stats(): LiveUpdateStats;
+  /** Ends every subscription (shutdown) and refuses new ones. */
+  close(): void;
+}
+
+export interface LiveUpdatesDeps {
+  /** The profiles as a lookup reads them now (no budget): the service's read path. */
+  readProfiles(names: readonly string[]): Promise<Array<Profile | null>>;
+  /** The profile budget; null when switched off. */
+  budget: RateLimiter | null;
+  logger: Logger;
+  /** Resolves once changes are heard (the app starts its change feed on first use). */
+  ready?: () => Promise<void>;
+  perClient?: number;
+  total?: number;
+}
+
+/** What to do when a name is read next: the strongest request wins. */
+type ReadMode = 'baseline' | 'check' | 'changed';
+const MODE_RANK: Record<ReadMode, number> = { baseline: 0, check: 1, changed: 2 };
+
+interface Subscriber {
+  readonly sink: LiveSink;
+  readonly names: readonly string[];
+  readonly clientKey: string;
+  readonly transport: LiveTransport;
+}
+
+/** A name somebody watches: its subscribers and the state of its shared read. */
+interface Watched {
+  readonly subscribers: Set<Subscriber>;
+  /** ETag of the profile last read, null for none, undefined before the first read. */
+  seen: string | null | undefined;
+  reading: boolean;
+  next: ReadMode | undefined;
+}
+
+export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
+  const perClient = deps.perClient ?? DEFAULT_SUBSCRIPTIONS_PER_CLIENT;
+  const total = deps.total ?? DEFAULT_SUBSCRIPTIONS_PER_PROCESS;
+  const watched = new Map<string, Watched>();
+  const perClientOpen = new Map<string, number>();
+  const subscribers = new Set<Subscriber>();
+  const counters = { events: 0, dropped: 0, refused: 0, reads: 0 };
+  let closed = false;
+  let flushScheduled = false;
+
+  const want = (watchedName: Watched, mode: ReadMode) => {
+    if (watchedName.next === undefined || MODE_RANK[mode] > MODE_RANK[watchedName.next]) watchedName.next = mode;
+  };
+
+  const scheduleFlush = (delayMs = 0) => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    // Coalesces the notifications of one turn (a long list arrives in several) into one batch.
+    const run = () => {
+      flushScheduled = false;
+      void flush();
+    };
+    if (delayMs === 0) setImmediate(run);
+    else setTimeout(run, delayMs).unref();
+  };
+
+  const deliver = (name: string, entry: Watched, mode: ReadMode, profile: Profile | null) => {
+    const etag = profile?.etag ?? null;
+    const differs = entry.seen !== undefined && entry.seen !== etag;
+    entry.seen = etag;
+    if (mode === 'baseline' || (mode === 'check' && !differs)) return;
+    const event: ProfileChangeEvent = { name, profile };
+    for (const subscriber of entry.subscribers) {
+      counters.events += 1;
+      if (!subscriber.sink.push(event)) drop(subscriber);
+    }
+  };
+
+  const flush = async () => {
+    const batch: Array<[string, Watched, ReadMode]> = [];
+    for (const [name, entry] of watched) {
+      if (entry.reading || entry.next === undefined) continue;
+      batch.push([name, entry, entry.next]);
+      entry.reading = true;
+      entry.next = undefined;
+    }
+    if (batch.length === 0) return;
+    counters.reads += 1;
+    try {
+      const profiles = await deps.readProfiles(batch.map(([name]) => name));
+      batch.forEach(([name, entry, mode], index) => {
+        entry.reading = false;
+        deliver(name, entry, mode, profiles[index] ?? null);
+      });
+    } catch (error) {
+      deps.logger.warn({ err: error, names: batch.length }, 'live updates: reading changed profiles failed; retrying');
+      for (const [, entry, mode] of batch) {
+        entry.reading = false;
+        want(entry, mode);
+      }
+      scheduleFlush(RETRY_READ_MS);
+      return;
+    }
+    if ([...watched.values()].some((entry) => entry.next !== undefined)) scheduleFlush();
+  };
+
+  const release = (subscriber: Subscriber) => {
+    if (!subscribers.delete(subscriber)) return;
+    const left = (perClientOpen.get(subscriber.clientKey) ?? 1) - 1;
+    if (left === 0) perClientOpen.delete(subscriber.clientKey);
+    else perClientOpen.set(subscriber.clientKey, left);
+    for (const name of subscriber.names) {
+      const entry = watched.get(name);
+      entry?.subscribers.delete(subscriber);
+      if (entry?.subscribers.size === 0) watched.delete(name);
+    }
+  };
+
+  const drop = (subscriber: Subscriber) => {
+    if (!subscribers.has(subscriber)) return;
+    counters.dropped += 1;
+    release(subscriber);
+    subscriber.sink.end('dropped');
+  };
+
+  const refuse = (limit: number): never => {
+    counters.refused += 1;
+    const decision: RateLimitDecision = {
+      allowed: false,
+      limit,
+      remaining: 0,
+      resetSeconds: SLOT_RETRY_AFTER_SECONDS,
+    };
+    throw new RateLimitedError(decision);
+  };
+
+  const validNames = async (
+    request: ServiceRequest,
+    rawNames: readonly string[],
+  ): Promise<{ names: string[]; rateLimit: RateLimitDecision | undefined }> => {
+    if (rawNames.length > MAX_NAMES_PER_REQUEST) {
+      throw new InvalidInputError(TOO_MANY_NAMES_MESSAGE, undefined, { maxNames: MAX_NAMES_PER_REQUEST });
+    }
+    if (rawNames.length === 0) throw new InvalidInputError(NO_NAMES_MESSAGE);
+    const distinct = new Set(rawNames.map(canonicalName)).size;
+    const rateLimit = await spend(deps.budget, request, distinct);
+    const parsed = rawNames.map((name) => parseNameId(name));
+    const firstInvalid = parsed.indexOf(null);
+    if (firstInvalid >= 0) {
+      throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit, { name: rawNames[firstInvalid] });
+    }
+    return { names: [...new Set(parsed.map((name) => name?.name ?? ''))], rateLimit };
+  };
+
+  return {
+    async subscribe(request, rawNames, transport, sink) {
+      const { names, rateLimit } = await validNames(request, rawNames);
+      await deps.ready?.();
+      if (closed) refuse(0);
+      const clientOpen = perClientOpen.get(request.clientKey) ?? 0;
+      if (clientOpen >= perClient) refuse(perClient);
+      if (subscribers.size >= total) refuse(total);
+      const subscriber: Subscriber = { sink, names, clientKey: request.clientKey, transport };
+      subscribers.add(subscriber);
+      perClientOpen.set(request.clientKey, clientOpen + 1);
+      for (const name of names) {
+        let entry = watched.get(name);
+        if (entry === undefined) {
+          entry = { subscribers: new Set(), seen: undefined, reading: false, next: undefined };
+          watched.set(name, entry);
+          // What the profile is now, so that a later "everything changed" can tell what did.
+          want(entry, 'baseline');
+          scheduleFlush();
+        }
+        entry.subscribers.add(subscriber);
+      }
+      return { names, rateLimit, close: () => release(subscriber) };
+    },
+
+    changed(names) {
+      let any = false;
+      for (const name of names) {
+        const entry = watched.get(name);
+        if (entry === undefined) continue;
+        want(entry, 'changed');
+        any = true;
+      }
+      if (any) scheduleFlush();
+    },
+
+    everythingMayHaveChanged() {
+      for (const entry of watched.values()) want(entry, 'check');
+      if (watched.size > 0) scheduleFlush();
+    },
+
+    stats() {
+      const open: Record<LiveTransport, number> = { sse: 0, websocket: 0, rest: 0 };
+      for (const subscriber of subscribers) open[subscriber.transport] += 1;
+      return { open, watchedNames: watched.size, ...counters };
+    },
+
+    close() {
+      closed = true;
+      for (const subscriber of [...subscribers]) {
+        release(subscriber);
+        subscriber.sink.end('shutdown');
+      }
+    },
+  };
+}
