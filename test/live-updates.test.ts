@@ -8,10 +8,7 @@ import net from 'node:net';
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { importLines } from '../src/data/importer.js';
-import { newChangeId, notifyProfileChanges } from '../src/db/change-notifications.js';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { sql } from '../src/db/drizzle.js';
-import { profiles } from '../src/db/schema.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
@@ -37,12 +34,10 @@ const profile = (local: string, description: string) => ({
 /** Settings of the servers whose tests are not about the per-client bound. */
 const ROOMY = { PROFILE_LIMIT: '0', LIVE_SUBSCRIPTIONS_PER_CLIENT: '5000' };
 
-/** Removes a profile with SQL and announces it in the same transaction, as the importer does. */
+/** Removes a profile with a removal line of the data format, as an operator does. */
 async function removeProfile(handle: DatabaseHandle, name: string): Promise<void> {
-  await handle.db.transaction(async (tx) => {
-    await tx.delete(profiles).where(sql`${profiles.name} = ${name}`);
-    await notifyProfileChanges(tx, newChangeId(), [name]);
-  });
+  const report = await importLines(handle.db, ndjson({ kind: 'remove', name }));
+  expect(report.ok).toBe(true);
 }
 
 /** Statements that looked profiles up by name (the read path's prepared statements). */
@@ -132,7 +127,7 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     expect(stream.events).toHaveLength(1);
   });
 
-  it('says a removed profile is gone: profile null, event: deleted', async () => {
+  it('says a profile removed by an imported removal line is gone: profile null, event: deleted', async () => {
     const sse = track(subscribeOverSse(server.url, ['carol@live']));
     const rest = track(await openRestStream(server.url, 'carol@live'));
     await subscribed(2);
