@@ -59,3 +59,10 @@ export function rawClient(baseUrl: string, timeoutMs = 10_000): RawClient {
     close: () => agent.destroy(),
   };
 }
+
+/** A browser's CORS preflight from https://app.example for a `method` request to `url`, with `requestHeaders` when given. */
+export function corsPreflight(url: string, method: string, requestHeaders?: string): Promise<Response> {
+  const headers: Record<string, string> = { origin: 'https://app.example', 'access-control-request-method': method };
+  if (requestHeaders !== undefined) headers['access-control-request-headers'] = requestHeaders;
+  return fetch(url, { method: 'OPTIONS', headers });
+}
