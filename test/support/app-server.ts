@@ -15,7 +15,7 @@ import type { GraphQLHttpPath } from '../../src/graphql/over-http.js';
 import type { GraphQLServerDeps } from '../../src/graphql/yoga.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import { createLogger, type Logger } from '../../src/ops/logger.js';
-import { createTestDatabase, type TestDatabase } from './databases.js';
+import { type DatabaseKind, useTestDatabase } from './databases.js';
 
 /** The path of this test run's in-process servers (see above). */
 export const TEST_GRAPHQL_HTTP_PATH: GraphQLHttpPath =
@@ -48,33 +48,41 @@ export async function startTestServer(
   return { app, url: running.url, close: () => running.close() };
 }
 
-export interface DemoServer {
+export interface SuiteServer {
+  /** The suite's database, open for the whole suite. */
+  readonly handle: DatabaseHandle;
   readonly server: TestServer;
 }
 
 /**
- * For the surrounding suite: a PGlite test database with the demo data and an App on it,
+ * For the surrounding suite: a test database of `kind`, filled by `fill`, and an App on it
  * configured by `env`; closed and dropped after the suite's tests.
  */
-export function useDemoServer(env: Record<string, string> = {}): DemoServer {
-  let testDb: TestDatabase | undefined;
-  let handle: DatabaseHandle | undefined;
+export function useTestServer(
+  kind: DatabaseKind,
+  fill: (db: DatabaseHandle['db']) => Promise<unknown>,
+  env: Record<string, string> = {},
+): SuiteServer {
+  const database = useTestDatabase(kind, fill);
   let server: TestServer | undefined;
   beforeAll(async () => {
-    testDb = await createTestDatabase('pglite');
-    handle = await testDb.open();
-    await seedDemoData(handle.db);
-    server = await startTestServer(handle, env);
+    server = await startTestServer(database.handle, env);
   });
   afterAll(async () => {
     await server?.close();
-    await handle?.close();
-    await testDb?.drop();
   });
   return {
+    get handle() {
+      return database.handle;
+    },
     get server() {
-      if (server === undefined) throw new Error('the demo server is used before its beforeAll ran');
+      if (server === undefined) throw new Error('the suite server is used before its beforeAll ran');
       return server;
     },
   };
+}
+
+/** For the surrounding suite: the demo data on PGlite, served by an App configured by `env`. */
+export function useDemoServer(env: Record<string, string> = {}): SuiteServer {
+  return useTestServer('pglite', seedDemoData, env);
 }
