@@ -7,13 +7,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemoData } from '../src/data/seed.js';
-import type { DatabaseHandle } from '../src/db/database.js';
+import { describe, expect, it } from 'vitest';
 import { avatarColour } from '../src/profiles/avatar-svg.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
-import { launchChromium, reportOnFailure, TEST_RESULTS_DIR, type TestBrowser } from './support/browser.js';
-import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { reportOnFailure, TEST_RESULTS_DIR, type TestBrowser, useBrowserSuite } from './support/browser.js';
 
 const TEST_TIMEOUT_MS = 60_000;
 
@@ -32,23 +28,8 @@ interface Drawn {
 }
 
 describe('the initials avatar in headless Chromium', () => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-  let server: TestServer;
+  const suite = useBrowserSuite();
   let browser: TestBrowser | undefined;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase('pglite');
-    handle = await testDb.open();
-    await seedDemoData(handle.db);
-    server = await startTestServer(handle);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await handle?.close();
-    await testDb?.drop();
-  });
 
   it.each([
     ['empty@me', 'E', 96, ['F', 'L', 'B', 'H', 'P']],
@@ -57,10 +38,10 @@ describe('the initials avatar in headless Chromium', () => {
   ])(
     'shows %s as a square of its colour with the initial %s',
     async (name, initial, size, others) => {
-      browser ??= await launchChromium();
+      browser ??= await suite.launch();
       const page = await browser.newPage();
       reportOnFailure(browser, page, `avatar-${initial}`);
-      const url = `${server.url}/api/${encodeURIComponent(name)}/avatar?size=${size}`;
+      const url = `${suite.server.url}/api/${encodeURIComponent(name)}/avatar?size=${size}`;
 
       // Opened directly: the document is the SVG, rendered under its own CSP without complaint.
       const messages: string[] = [];
@@ -78,7 +59,7 @@ describe('the initials avatar in headless Chromium', () => {
       await page.screenshot({ path: path.join(TEST_RESULTS_DIR, `avatar-${size}-${initial}.png`) });
 
       // Drawn into a canvas, from a page of the service (Chromium keeps about:blank from loopback).
-      await page.goto(`${server.url}/healthz`);
+      await page.goto(`${suite.server.url}/healthz`);
       const drawn: Drawn = await page.evaluate(measure, { url, initial, others });
       expect([drawn.width, drawn.height]).toEqual([size, size]);
       expect(drawn.corner).toBe(avatarColour(name));

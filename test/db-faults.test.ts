@@ -19,10 +19,10 @@ import { MAX_SILENCE_MS } from '../src/db/change-feed.js';
 import { isDatabaseUnavailable } from '../src/db/driver-errors.js';
 import { DatabaseUnavailableError, OutageGate } from '../src/db/outage-gate.js';
 import { DatabaseTimeoutError } from '../src/db/postgres-deadlines.js';
-import { createOutageScene, OUTAGE_CAUSES, type OutageScene } from './support/outage-causes.js';
-import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
+import { createOutageScene, OUTAGE_CAUSES } from './support/outage-causes.js';
+import { createProxiedDemoDatabase } from './support/proxied-database.js';
 import { type LogLine, type ServerProcess, startServerProcess } from './support/server-process.js';
-import type { CutMode, TcpProxy } from './support/tcp-proxy.js';
+import type { CutMode } from './support/tcp-proxy.js';
 
 const connectionLost = (): Error => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
 const statementTimeout = (): Error =>
@@ -207,57 +207,68 @@ async function eventually(check: () => Promise<boolean>, boundMs: number): Promi
   }
 }
 
-describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unreachable', () => {
-  let proxied: ProxiedDatabase;
-  let proxy: TcpProxy;
-  let service: ServerProcess;
+/** A service process (`src/main.ts`) on the database `open` makes, for the tests of a suite. */
+interface ServiceRun<Database> {
+  db: Database;
+  service: ServerProcess;
+}
 
+/**
+ * Opens a database and starts the service on it (`env` added to its DATABASE_URL) before the
+ * suite's tests; after them runs `beforeClose`, stops the service and closes the database. A
+ * service that dies fails the test with what it wrote.
+ */
+function serviceOn<Database extends { url: string; close(): Promise<void> }>(
+  open: () => Promise<Database>,
+  env: Record<string, string>,
+  beforeClose: (db: Database) => void = () => {},
+): ServiceRun<Database> {
+  const run = {} as ServiceRun<Database>;
   beforeAll(async () => {
-    proxied = await createProxiedDemoDatabase();
-    proxy = proxied.proxy;
-    service = await startServerProcess({
-      env: {
-        DATABASE_URL: proxied.url,
-        DB_CONNECT_TIMEOUT: '1',
-        DB_STATEMENT_TIMEOUT_MS: '500',
-        // Small, so that the outage reaches every connection of the pool.
-        DB_POOL_SIZE: '2',
-        // The database path itself: no profile cache in front of it (it has a suite below).
-        PROFILE_CACHE_SIZE: '0',
-        LOG_LEVEL: 'info',
-      },
-      startTimeoutMs: 60_000,
-    });
+    run.db = await open();
+    run.service = await startServerProcess({ env: { DATABASE_URL: run.db.url, ...env }, startTimeoutMs: 60_000 });
   }, 120_000);
-
   afterAll(async () => {
-    await service?.stop();
-    await proxied?.close();
+    if (run.db !== undefined) beforeClose(run.db);
+    await run.service?.stop();
+    await run.db?.close();
+  });
+  failWhenServiceExits(() => run.service);
+  return run;
+}
+
+describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unreachable', () => {
+  const run = serviceOn(createProxiedDemoDatabase, {
+    DB_CONNECT_TIMEOUT: '1',
+    DB_STATEMENT_TIMEOUT_MS: '500',
+    // Small, so that the outage reaches every connection of the pool.
+    DB_POOL_SIZE: '2',
+    // The database path itself: no profile cache in front of it (it has a suite below).
+    PROFILE_CACHE_SIZE: '0',
+    LOG_LEVEL: 'info',
   });
 
-  failWhenServiceExits(() => service);
-
   async function expectHealthy(): Promise<void> {
-    const ready = await timedFetch(`${service.url}/readyz`);
+    const ready = await timedFetch(`${run.service.url}/readyz`);
     expect(ready.status).toBe(200);
-    const answer = await graphql(service.url);
+    const answer = await graphql(run.service.url);
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({ data: { profile: { name: 'demo@me', description: expect.any(String) } } });
-    const rest = await timedFetch(`${service.url}/api/demo@me`);
+    const rest = await timedFetch(`${run.service.url}/api/demo@me`);
     expect(rest.status).toBe(200);
     expect(rest.body).toMatchObject({ name: 'demo@me' });
   }
 
   async function expectUnavailable(): Promise<void> {
     // Liveness never depends on the database: the process is fine, a restart would not help.
-    expect((await timedFetch(`${service.url}/healthz`)).status).toBe(200);
+    expect((await timedFetch(`${run.service.url}/healthz`)).status).toBe(200);
 
-    const ready = await timedFetch(`${service.url}/readyz`);
+    const ready = await timedFetch(`${run.service.url}/readyz`);
     expect(ready.status).toBe(503);
     expect(ready.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(ready.body).toEqual({ status: 'unavailable', reason: 'database unreachable' });
 
-    const answer = await graphql(service.url);
+    const answer = await graphql(run.service.url);
     expect(answer.status).toBe(200);
     const body = answer.body as {
       data?: { profile: unknown } | null;
@@ -266,17 +277,19 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
     expect(body.errors?.map((error) => error.extensions?.code)).toEqual(['SERVICE_UNAVAILABLE']);
     expect(body.errors?.[0]?.message).toBe('Service unavailable');
 
-    const rest = await timedFetch(`${service.url}/api/demo@me`);
+    const rest = await timedFetch(`${run.service.url}/api/demo@me`);
     expect(rest.status).toBe(503);
     expect(rest.body).toEqual({ error: 'Service unavailable' });
     expect(rest.headers.get('retry-after')).toMatch(/^\d+$/);
   }
 
   async function expectRecovery(): Promise<void> {
-    await eventually(async () => (await timedFetch(`${service.url}/readyz`)).status === 200, RECOVERY_BOUND_MS);
+    await eventually(async () => (await timedFetch(`${run.service.url}/readyz`)).status === 200, RECOVERY_BOUND_MS);
     await expectHealthy();
     // The same process answers: nothing was restarted.
-    expect(service.logs.filter((line) => line.msg === 'listening').map((line) => line.pid)).toEqual([service.pid]);
+    expect(run.service.logs.filter((line) => line.msg === 'listening').map((line) => line.pid)).toEqual([
+      run.service.pid,
+    ]);
   }
 
   it('serves normally through the proxy', async () => {
@@ -295,72 +308,55 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
       // statement, so searches (a statement each) go along.
       const warm = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
-          timedFetch(`${service.url}/api/${i % 2 === 0 ? 'demo@me' : 'search?prefix=d'}`),
+          timedFetch(`${run.service.url}/api/${i % 2 === 0 ? 'demo@me' : 'search?prefix=d'}`),
         ),
       );
       expect(warm.map((answer) => answer.status)).toEqual(Array(6).fill(200));
-      expect(proxy.openConnections).toBe(2);
-      const accepted = proxy.acceptedConnections;
-      proxy.cut(mode);
+      expect(run.db.proxy.openConnections).toBe(2);
+      const accepted = run.db.proxy.acceptedConnections;
+      run.db.proxy.cut(mode);
       // Twice: the first round meets the broken pool, the second the known outage.
       await expectUnavailable();
       await expectUnavailable();
       // Many at once: none of them may hang either.
-      const burst = await Promise.all(Array.from({ length: 12 }, () => timedFetch(`${service.url}/api/demo@me`)));
+      const burst = await Promise.all(Array.from({ length: 12 }, () => timedFetch(`${run.service.url}/api/demo@me`)));
       expect(burst.map((answer) => answer.status)).toEqual(Array(12).fill(503));
       // With 'abandon' the pooled connections never answer again: the service has to give them
       // up by itself and connect anew.
-      proxy.restore({ held });
+      run.db.proxy.restore({ held });
       await expectRecovery();
       // Except when the held connections came back to life, the pool had to connect anew.
-      if (mode === 'refuse' || held === 'abandon') expect(proxy.acceptedConnections).toBeGreaterThan(accepted);
+      if (mode === 'refuse' || held === 'abandon') expect(run.db.proxy.acceptedConnections).toBeGreaterThan(accepted);
     },
     60_000,
   );
 
   it('shows the outage in the metrics and the logs, without a 500 anywhere', async () => {
-    const metrics = await timedFetch(`${service.url}/metrics`);
+    const metrics = await timedFetch(`${run.service.url}/metrics`);
     const text = String(metrics.body);
     expect(text).toMatch(/^database_errors_total\{kind="unavailable"\} [1-9]/m);
     expect(text).toMatch(/^database_connections_max 2$/m);
     expect(text).toMatch(/^http_requests_total\{method="GET",route="\/api\/:name",status="503"\} [1-9]/m);
     expect(text).not.toMatch(/status="500"/);
-    expect(service.logs.filter((line) => line.msg === 'not ready').length).toBeGreaterThanOrEqual(2);
-    expect(service.logs.filter((line) => line.msg === 'request' && line.status === 500)).toEqual([]);
+    expect(run.service.logs.filter((line) => line.msg === 'not ready').length).toBeGreaterThanOrEqual(2);
+    expect(run.service.logs.filter((line) => line.msg === 'request' && line.status === 500)).toEqual([]);
   });
 });
 
 describe.skipIf(postgresUrl === undefined)('the service for every way PostgreSQL can be unavailable', () => {
-  let scene: OutageScene;
-  let service: ServerProcess;
-
-  beforeAll(async () => {
-    scene = await createOutageScene();
-    service = await startServerProcess({
-      env: {
-        DATABASE_URL: scene.url,
-        DB_CONNECT_TIMEOUT: '1',
-        DB_STATEMENT_TIMEOUT_MS: '500',
-        DB_POOL_SIZE: '2',
-        PROFILE_LIMIT: '0',
-        PROFILE_CACHE_SIZE: '0',
-        LOG_LEVEL: 'info',
-      },
-      startTimeoutMs: 60_000,
-    });
-  }, 120_000);
-
-  afterAll(async () => {
-    await service?.stop();
-    await scene?.close();
+  const run = serviceOn(createOutageScene, {
+    DB_CONNECT_TIMEOUT: '1',
+    DB_STATEMENT_TIMEOUT_MS: '500',
+    DB_POOL_SIZE: '2',
+    PROFILE_LIMIT: '0',
+    PROFILE_CACHE_SIZE: '0',
+    LOG_LEVEL: 'info',
   });
 
-  failWhenServiceExits(() => service);
-
   const lookUp = (requestId = 'outage-check') =>
-    timedFetch(`${service.url}/api/demo@me`, { headers: { 'x-request-id': requestId } });
+    timedFetch(`${run.service.url}/api/demo@me`, { headers: { 'x-request-id': requestId } });
   const lookUpInGraphQL = (requestId: string) =>
-    timedFetch(`${service.url}/graphql`, {
+    timedFetch(`${run.service.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-request-id': requestId },
       body: JSON.stringify({ query: '{ profile(name: "empty@me") { name } }' }),
@@ -372,7 +368,7 @@ describe.skipIf(postgresUrl === undefined)('the service for every way PostgreSQL
       expect((await lookUp()).status).toBe(200);
       const ids = { rest: `outage-rest-${cause.index}`, graphql: `outage-graphql-${cause.index}` };
       try {
-        const [rest, graphql] = await cause.provoke(scene, () =>
+        const [rest, graphql] = await cause.provoke(run.db, () =>
           Promise.all([lookUp(ids.rest), lookUpInGraphQL(ids.graphql)]),
         );
         expect(rest.status).toBe(503);
@@ -384,14 +380,14 @@ describe.skipIf(postgresUrl === undefined)('the service for every way PostgreSQL
         });
         expect(graphql.headers.get('retry-after')).toBe('5');
       } finally {
-        await cause.clear(scene);
+        await cause.clear(run.db);
       }
       for (const requestId of [ids.rest, ids.graphql]) {
         const isCause = (line: LogLine) => line.msg === 'database unavailable' && line.requestId === requestId;
-        await service.waitForLog(isCause, 5000);
+        await run.service.waitForLog(isCause, 5000);
         // And no second one: the answer is complete, and its request line follows the cause's.
-        await service.waitForLog((line) => line.msg === 'request' && line.requestId === requestId, 5000);
-        const causes = service.logs.filter(isCause);
+        await run.service.waitForLog((line) => line.msg === 'request' && line.requestId === requestId, 5000);
+        const causes = run.service.logs.filter(isCause);
         expect(causes, requestId).toHaveLength(1);
         expect(causes[0]?.level).toBe(40);
         expect(String(causes[0]?.reason).length).toBeGreaterThan(0);
@@ -402,42 +398,23 @@ describe.skipIf(postgresUrl === undefined)('the service for every way PostgreSQL
   );
 
   it('logged no 500 for any of them', () => {
-    expect(service.logs.filter((line) => line.msg === 'request' && line.status === 500)).toEqual([]);
+    expect(run.service.logs.filter((line) => line.msg === 'request' && line.status === 500)).toEqual([]);
   });
 });
 
 describe.skipIf(postgresUrl === undefined)('the service on a slow link', () => {
-  let proxied: ProxiedDatabase;
-  let service: ServerProcess;
-
-  beforeAll(async () => {
-    proxied = await createProxiedDemoDatabase();
-    // The default timeouts (connect 5 s, statement 5 s), and a read deadline of 11 s: the default
-    // of 2 s is too short for a link this slow (docs/database-outages.md).
-    service = await startServerProcess({
-      env: {
-        DATABASE_URL: proxied.url,
-        DB_READ_TIMEOUT_MS: '11000',
-        DB_POOL_SIZE: '4',
-        PROFILE_LIMIT: '0',
-        PROFILE_CACHE_SIZE: '0',
-      },
-      startTimeoutMs: 60_000,
-    });
-  }, 120_000);
-
-  afterAll(async () => {
-    proxied?.proxy.setLatency(0);
-    await service?.stop();
-    await proxied?.close();
-  });
-
-  failWhenServiceExits(() => service);
+  // The default timeouts (connect 5 s, statement 5 s), and a read deadline of 11 s: the default
+  // of 2 s is too short for a link this slow (docs/database-outages.md).
+  const run = serviceOn(
+    createProxiedDemoDatabase,
+    { DB_READ_TIMEOUT_MS: '11000', DB_POOL_SIZE: '4', PROFILE_LIMIT: '0', PROFILE_CACHE_SIZE: '0' },
+    (db) => db.proxy.setLatency(0),
+  );
 
   it('answers a burst of lookups over 1.5 s of latency each way with 200s, slowly', async () => {
-    proxied.proxy.setLatency(1500);
+    run.db.proxy.setLatency(1500);
     const burst = (size: number) =>
-      Promise.all(Array.from({ length: size }, () => timedFetch(`${service.url}/api/demo@me`, {}, 20_000)));
+      Promise.all(Array.from({ length: size }, () => timedFetch(`${run.service.url}/api/demo@me`, {}, 20_000)));
     // New connections (a start-up and the statement's two round trips: about 9 s), then more
     // lookups at once than there are connections.
     for (const size of [4, 12]) {
@@ -449,40 +426,30 @@ describe.skipIf(postgresUrl === undefined)('the service on a slow link', () => {
 });
 
 describe.skipIf(postgresUrl === undefined)('the profile cache while PostgreSQL is unreachable', () => {
-  let proxied: ProxiedDatabase;
-  let service: ServerProcess;
-
-  beforeAll(async () => {
-    proxied = await createProxiedDemoDatabase();
-    service = await startServerProcess({
-      env: { DATABASE_URL: proxied.url, DB_CONNECT_TIMEOUT: '1', DB_STATEMENT_TIMEOUT_MS: '500', PROFILE_LIMIT: '0' },
-      startTimeoutMs: 60_000,
-    });
-  }, 120_000);
-
-  afterAll(async () => {
-    proxied?.proxy.restore();
-    await service?.stop();
-    await proxied?.close();
-  });
-
-  failWhenServiceExits(() => service);
+  const run = serviceOn(
+    createProxiedDemoDatabase,
+    { DB_CONNECT_TIMEOUT: '1', DB_STATEMENT_TIMEOUT_MS: '500', PROFILE_LIMIT: '0' },
+    (db) => db.proxy.restore(),
+  );
 
   it.each(['refuse', 'blackhole'] as const)(
     'answers nothing from memory later than a second after a %s outage began, and from memory again after it',
     async (mode) => {
       // The metric's line, not its help text (which says "1 while ...").
       const answering = async () =>
-        /^profile_cache_answering 1$/m.test(String((await timedFetch(`${service.url}/metrics`)).body));
+        /^profile_cache_answering 1$/m.test(String((await timedFetch(`${run.service.url}/metrics`)).body));
       await eventually(answering, 5000);
-      for (let i = 0; i < 3; i += 1) expect((await timedFetch(`${service.url}/api/demo@me`)).status).toBe(200);
-      proxied.proxy.cut(mode);
+      for (let i = 0; i < 3; i += 1) expect((await timedFetch(`${run.service.url}/api/demo@me`)).status).toBe(200);
+      run.db.proxy.cut(mode);
       const cutAt = Date.now();
       try {
         const answers: Array<{ sentAfterMs: number; status: number }> = [];
         while (Date.now() - cutAt < MAX_SILENCE_MS + 3000) {
           const sentAfterMs = Date.now() - cutAt;
-          answers.push({ sentAfterMs, status: (await timedFetch(`${service.url}/api/demo@me`, {}, 15_000)).status });
+          answers.push({
+            sentAfterMs,
+            status: (await timedFetch(`${run.service.url}/api/demo@me`, {}, 15_000)).status,
+          });
         }
         // Until the feed has gone a second without a heartbeat the cache may answer; after that,
         // only the database could, and it cannot.
@@ -490,9 +457,9 @@ describe.skipIf(postgresUrl === undefined)('the profile cache while PostgreSQL i
         expect(late.length).toBeGreaterThan(0);
         expect(late.filter((answer) => answer.status !== 503)).toEqual([]);
       } finally {
-        proxied.proxy.restore();
+        run.db.proxy.restore();
       }
-      await eventually(async () => (await timedFetch(`${service.url}/api/demo@me`)).status === 200, 10_000);
+      await eventually(async () => (await timedFetch(`${run.service.url}/api/demo@me`)).status === 200, 10_000);
       await eventually(answering, 5000);
     },
     60_000,

@@ -12,6 +12,7 @@ import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { mixedText } from './support/hostile-text.js';
 import { type RawClient, type RawResponse, rawClient } from './support/raw-http.js';
 
 const FRAGMENTS = [
@@ -57,22 +58,7 @@ const FRAGMENTS = [
   'x'.repeat(300),
 ];
 
-const hostileText: fc.Arbitrary<string> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc
-      .array(
-        fc.oneof(
-          fc.constantFrom(...FRAGMENTS),
-          fc.string({ unit: 'binary', maxLength: 6 }),
-          fc.string({ unit: 'grapheme', maxLength: 6 }),
-        ),
-        { maxLength: 8 },
-      )
-      .map((parts) => parts.join('')),
-  },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-);
+const hostileText = mixedText(FRAGMENTS, { maxParts: 8 });
 
 /** UTF-8 percent-encoding of the characters `pattern` matches (a lone surrogate goes as U+FFFD). */
 const percentEncode = (text: string, pattern: RegExp) =>

@@ -4,19 +4,13 @@
  * index kept by the database for every writer, the query plans, wallets, and the name check.
  */
 
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { PgliteDatabase } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
-import { type DatabaseHandle, MIGRATIONS_FOLDER, openDatabase } from '../src/db/database.js';
+import type { DatabaseHandle } from '../src/db/database.js';
 import { namesByPrefixQuery, namesByWalletQuery } from '../src/db/discovery-queries.js';
-import { migratePostgres, type PostgresJsDatabase, sql } from '../src/db/drizzle.js';
+import { sql } from '../src/db/drizzle.js';
 import {
   GRAPHIQL_NAME_CHECK_QUERY,
   GRAPHIQL_SEARCH_QUERY,
@@ -25,6 +19,7 @@ import {
 import { walletAddressKey } from '../src/profiles/wallets.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { importGenerated, queryPlan, rows, withOlderSchema } from './support/older-schema.js';
 
 const EVM = '0xAbCdEf0000000000000000000000000000000001';
 const SOL = 'So1anaCaseSensitive11111111111111111111111';
@@ -103,7 +98,6 @@ describe.each(databaseKinds())('discovery on %s', (kind) => {
     });
     return (await response.json()) as GraphQLResult;
   };
-  const rows = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? [...(result as T[])]) as T[];
   const walletRows = async () =>
     rows<{ name: string; symbol: string; address_key: string }>(
       await handle.db.execute(
@@ -479,20 +473,11 @@ describe.each(databaseKinds())('discovery on %s', (kind) => {
     });
 
     it('indexes the data that was there before the migration', async () => {
-      const before = await createTestDatabase(kind);
-      const oldMigrations = mkdtempSync(path.join(os.tmpdir(), 'nps-old-migrations-'));
-      try {
-        // The migrations as they were before discovery: the first one only.
-        cpSync(MIGRATIONS_FOLDER, oldMigrations, { recursive: true });
-        const journalFile = path.join(oldMigrations, 'meta', '_journal.json');
-        const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
-        journal.entries = journal.entries.filter((entry) => entry.tag === '0000_init');
-        writeFileSync(journalFile, JSON.stringify(journal));
-        const old = await openDatabase({ url: before.url, dataDir: before.dataDir });
-        try {
-          if (old.kind === 'pglite')
-            await migratePglite(old.db as unknown as PgliteDatabase, { migrationsFolder: oldMigrations });
-          else await migratePostgres(old.db as unknown as PostgresJsDatabase, { migrationsFolder: oldMigrations });
+      // The migrations as they were before discovery: the first one only.
+      await withOlderSchema(
+        kind,
+        (tag) => tag === '0000_init',
+        async (old) => {
           // Today's importer also writes the name skeletons (migration 0003), for which that
           // schema has no column: it gets one for the import only.
           await old.db.execute(sql`alter table profiles add column local_skeleton text`);
@@ -509,31 +494,18 @@ describe.each(databaseKinds())('discovery on %s', (kind) => {
           // Exactly what the triggers made of the same data in this suite's database.
           const fresh = (await walletRows()).filter((row) => !row.name.startsWith('w'));
           expect(backfilled).toEqual(fresh);
-        } finally {
-          await old.close();
-        }
-      } finally {
-        rmSync(oldMigrations, { recursive: true, force: true });
-        await before.drop();
-      }
+        },
+      );
     });
   });
 
   describe('query plans', () => {
     beforeAll(async () => {
       // Enough rows that the planner would rather scan a table than an index if the index did not fit.
-      const report = await importLines(
-        handle.db,
-        [...generateNdjson({ profiles: 6000, seed: 5, namespaces: 3 })].join('').split('\n'),
-      );
-      expect(report.ok).toBe(true);
-      await handle.db.execute(sql`analyze`);
+      expect(await importGenerated(handle.db, { profiles: 6000, seed: 5, namespaces: 3 })).toBe(true);
     }, 120_000);
 
-    const plan = async (query: { getSQL(): ReturnType<typeof sql> }) =>
-      rows<Record<string, string>>(await handle.db.execute(sql`explain ${query.getSQL()}`))
-        .map((row) => Object.values(row)[0])
-        .join('\n');
+    const plan = (query: { getSQL(): ReturnType<typeof sql> }) => queryPlan(handle.db, query);
 
     it('search reads a range of the name index, already in order', async () => {
       const all = await plan(

@@ -8,14 +8,16 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { importLines } from '../src/data/importer.js';
-import { seedDemoData } from '../src/data/seed.js';
-import type { DatabaseHandle } from '../src/db/database.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
-import { launchChromium, reportOnFailure, TEST_RESULTS_DIR, type TestBrowser, visibleText } from './support/browser.js';
+import {
+  reportOnFailure,
+  TEST_RESULTS_DIR,
+  type TestBrowser,
+  useBrowserSuite,
+  visibleText,
+} from './support/browser.js';
 import { ndjson } from './support/data-files.js';
-import { createTestDatabase, type TestDatabase } from './support/databases.js';
 
 /** Loading ~9 MB of script and starting Monaco takes a few seconds on a busy two-core machine. */
 const UI_TIMEOUT_MS = 30_000;
@@ -102,37 +104,19 @@ async function tabNames(page: Page): Promise<string[]> {
 }
 
 describe('GraphiQL in headless Chromium', () => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-  let server: TestServer;
-  let browser: TestBrowser | undefined;
-  /** The second test's browser; closed after the tests, so a failure can still be photographed. */
-  let returning: TestBrowser | undefined;
-
-  beforeAll(async () => {
-    // The page under test is the same on every database kind; PGlite is enough.
-    testDb = await createTestDatabase('pglite');
-    handle = await testDb.open();
-    await seedDemoData(handle.db);
-    server = await startTestServer(handle);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await returning?.close();
-    await server?.close();
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const suite = useBrowserSuite();
+  let browser: TestBrowser;
+  /** The second test's browser. */
+  let returning: TestBrowser;
 
   it(
     'opens with the example query, runs it and shows the docs, using only this server',
     async () => {
-      // In the test rather than beforeAll, so that a missing Chromium counts as this test failing.
-      browser = await launchChromium();
+      browser = await suite.launch();
       const page = await browser.newPage();
       reportOnFailure(browser, page, 'graphiql-browser');
       // Not waiting for the load event: a page that reaches for an unreachable host would hang there.
-      await page.goto(`${server.url}/graphql`, { waitUntil: 'commit' });
+      await page.goto(`${suite.server.url}/graphql`, { waitUntil: 'commit' });
 
       const queryEditor = '.graphiql-query-editor .view-line';
       await expect
@@ -188,17 +172,17 @@ describe('GraphiQL in headless Chromium', () => {
       await expect
         .poll(
           async () => {
-            if (server.app.live.stats().open.sse === 0) {
+            if (suite.server.app.live.stats().open.sse === 0) {
               await page.getByRole('button', { name: /^Execute (query|subscription)/ }).click();
             }
-            return server.app.live.stats().open.sse;
+            return suite.server.app.live.stats().open.sse;
           },
           { timeout: UI_TIMEOUT_MS, interval: 1000 },
         )
         .toBe(1);
       const description = `Watched ${Date.now() % 100_000}`;
       await importLines(
-        handle.db,
+        suite.handle.db,
         ndjson({ kind: 'profile', name: 'demo@me', creatorEmail: 'maker@example.com', description, level: 2 }),
       );
       await expect.poll(() => visibleText(page, resultPane), { timeout: UI_TIMEOUT_MS }).toContain(description);
@@ -210,7 +194,7 @@ describe('GraphiQL in headless Chromium', () => {
       await expect.poll(() => docs.locator('.graphiql-doc-explorer-title').textContent()).toBe('Query');
       expect(await docs.textContent()).toContain('ownerCheck');
 
-      const origin = new URL(server.url).origin;
+      const origin = new URL(suite.server.url).origin;
       const urls = browser.requests.map((request) => request.url());
       expect(urls.filter((url) => new URL(url).origin !== origin)).toEqual([]);
       // Monaco's three workers (the JSON one serves several editors) load from same-origin URLs.
@@ -226,17 +210,17 @@ describe('GraphiQL in headless Chromium', () => {
     'opens on the runnable examples on every later visit, keeping the tabs of earlier ones',
     async () => {
       // A browser of its own: one profile, fresh for this test, shared by all its visits.
-      returning = await launchChromium();
+      returning = await suite.launch();
       const examples = ['Example', 'Search', 'Wallet', 'NameCheck', 'Watch'];
 
       // First visit: a newcomer runs the example and leaves.
-      const first = await openGraphiQL(returning, server.url, 'query Example {', 'graphiql-first-visit');
+      const first = await openGraphiQL(returning, suite.server.url, 'query Example {', 'graphiql-first-visit');
       await runUntil(first, '"name": "demo@me"');
       await untilStored(first, 'query Example');
       await first.close();
 
       // Second visit: the examples, the first one open, no empty tab; they answer without errors.
-      const second = await openGraphiQL(returning, server.url, 'query Example {', 'graphiql-second-visit');
+      const second = await openGraphiQL(returning, suite.server.url, 'query Example {', 'graphiql-second-visit');
       expect(await tabNames(second)).toEqual(examples);
       expect(await isActiveTab(second, 'Example')).toBe(true);
       mkdirSync(TEST_RESULTS_DIR, { recursive: true });
@@ -262,7 +246,7 @@ describe('GraphiQL in headless Chromium', () => {
 
       // Third visit: the example is open again and runs; the own tab is kept, and its variables
       // (the last ones typed) did not make GraphiQL add a second example tab.
-      const third = await openGraphiQL(returning, server.url, 'query Example {', 'graphiql-third-visit');
+      const third = await openGraphiQL(returning, suite.server.url, 'query Example {', 'graphiql-third-visit');
       expect(await tabNames(third)).toEqual([...examples, 'Mine']);
       expect(await isActiveTab(third, 'Example')).toBe(true);
       expect(await runUntil(third, '"name": "demo@me"')).not.toContain('"errors"');

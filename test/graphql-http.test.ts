@@ -6,35 +6,27 @@
 import { createHash } from 'node:crypto';
 import { serverAudits } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import { loadConfig } from '../src/config/config.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql-example.js';
-import { listen, type RunningServer } from '../src/http/server.js';
-import { createLogger } from '../src/ops/logger.js';
-import { TEST_GRAPHQL_HTTP_PATH } from './support/app-server.js';
+import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { errorCodes, postGraphQL } from './support/graphql-client.js';
 import { insertGraphQLFixtures, PRIVATE_EMAILS } from './support/graphql-fixtures.js';
+import { corsPreflight } from './support/raw-http.js';
 
 const OWNER_CHECK_LIMIT = 3;
 
 describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
   let testDb: TestDatabase;
   let handle: DatabaseHandle;
-  let server: RunningServer;
+  let server: TestServer;
   let endpoint: string;
 
   beforeAll(async () => {
     testDb = await createTestDatabase(kind);
     handle = await testDb.open();
     await insertGraphQLFixtures(handle.db);
-    const config = loadConfig({ NODE_ENV: 'test', OWNER_CHECK_LIMIT: String(OWNER_CHECK_LIMIT) });
-    const app = await createApp(config, createLogger('silent', { pretty: false }), {
-      database: handle,
-      graphqlHttpPath: TEST_GRAPHQL_HTTP_PATH,
-    });
-    server = await listen(app, 0, '127.0.0.1');
+    server = await startTestServer(handle, { OWNER_CHECK_LIMIT: String(OWNER_CHECK_LIMIT) });
     endpoint = `${server.url}/graphql`;
   });
   afterAll(async () => {
@@ -126,24 +118,14 @@ describe.each(databaseKinds())('/graphql over HTTP on %s', (kind) => {
   });
 
   it('answers CORS preflights and answers with the one CORS policy of /api (any origin, no credentials)', async () => {
-    const preflight = await fetch(endpoint, {
-      method: 'OPTIONS',
-      headers: {
-        origin: 'https://app.example',
-        'access-control-request-method': 'POST',
-        'access-control-request-headers': 'content-type',
-      },
-    });
+    const preflight = await corsPreflight(endpoint, 'POST', 'content-type');
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST');
     expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
     expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
 
-    const restPreflight = await fetch(endpoint.replace('/graphql', '/api/demo@me'), {
-      method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
-    });
+    const restPreflight = await corsPreflight(endpoint.replace('/graphql', '/api/demo@me'), 'GET');
     expect(restPreflight.headers.get('access-control-allow-headers')).toBe(
       preflight.headers.get('access-control-allow-headers'),
     );

@@ -12,7 +12,7 @@ import { generateNdjson } from '../src/data/generator.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { Database } from '../src/db/database.js';
 import { sql } from '../src/db/drizzle.js';
-import { STACK_LINE, startCli } from './support/cli.js';
+import { type RunningCli, STACK_LINE, startCli } from './support/cli.js';
 import { snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 
@@ -85,15 +85,33 @@ describe.skipIf(!databaseKinds().includes('postgres'))('an import cut off on Pos
     throw new Error('the import backend is still there');
   }
 
+  /**
+   * Starts an import (`flags`) of the data file into a seeded database, lets `cut` break it off
+   * once it writes, and expects the data exactly as before once the service's sessions are gone.
+   */
+  async function cutOff(
+    flags: string[],
+    cut: (running: RunningCli, admin: postgres.Sql, database: string) => Promise<void>,
+  ): Promise<void> {
+    const { testDb, before } = await seeded('postgres');
+    const admin = postgres(process.env.TEST_DATABASE_URL ?? '', { max: 1, onnotice: () => {} });
+    const database = new URL(testDb.url ?? '').pathname.slice(1);
+    try {
+      const running = startCli('import', [...flags, dataFile], { env: testDb.env });
+      await running.waitForStderr(FIRST_PROGRESS);
+      await cut(running, admin, database);
+      await backendsGone(admin, database);
+      expect(await stateOf(testDb)).toEqual(before);
+    } finally {
+      await admin.end();
+      await testDb.drop();
+    }
+  }
+
   it.each([[[]], [['--bulk']]])(
     'terminating the backend (%j) fails with one line and no stack trace, and writes nothing',
-    async (flags: string[]) => {
-      const { testDb, before } = await seeded('postgres');
-      const admin = postgres(process.env.TEST_DATABASE_URL ?? '', { max: 1, onnotice: () => {} });
-      const database = new URL(testDb.url ?? '').pathname.slice(1);
-      try {
-        const running = startCli('import', [...flags, dataFile], { env: testDb.env });
-        await running.waitForStderr(FIRST_PROGRESS);
+    (flags: string[]) =>
+      cutOff(flags, async (running, admin, database) => {
         await admin`select pg_terminate_backend(${await importBackend(admin, database)})`;
         const result = await running.done;
         expect(result.code, result.stderr).toBe(1);
@@ -104,34 +122,17 @@ describe.skipIf(!databaseKinds().includes('postgres'))('an import cut off on Pos
         );
         expect(result.stderr).not.toMatch(STACK_LINE);
         expect(result.stderr).not.toContain('TypeError');
-        await backendsGone(admin, database);
-        expect(await stateOf(testDb)).toEqual(before);
-      } finally {
-        await admin.end();
-        await testDb.drop();
-      }
-    },
+      }),
     SLOW,
   );
 
   it.each([[[]], [['--bulk']]])(
     'killing the importer (%j) half-way leaves the data exactly as before',
-    async (flags: string[]) => {
-      const { testDb, before } = await seeded('postgres');
-      const admin = postgres(process.env.TEST_DATABASE_URL ?? '', { max: 1, onnotice: () => {} });
-      const database = new URL(testDb.url ?? '').pathname.slice(1);
-      try {
-        const running = startCli('import', [...flags, dataFile], { env: testDb.env });
-        await running.waitForStderr(FIRST_PROGRESS);
+    (flags: string[]) =>
+      cutOff(flags, async (running) => {
         running.child.kill('SIGKILL');
         expect((await running.done).signal).toBe('SIGKILL');
-        await backendsGone(admin, database);
-        expect(await stateOf(testDb)).toEqual(before);
-      } finally {
-        await admin.end();
-        await testDb.drop();
-      }
-    },
+      }),
     SLOW,
   );
 });

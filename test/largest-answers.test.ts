@@ -7,14 +7,13 @@
  * is linear in its size (src/profiles/vcard.ts folds in one pass).
  */
 import ICAL from 'ical.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DATA_LIMITS } from '../src/data/data-limits.js';
 import { importLines } from '../src/data/importer.js';
-import type { DatabaseHandle } from '../src/db/database.js';
 import { namePath } from '../src/service/links.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
+import { useTestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { databaseKinds } from './support/databases.js';
 import { LONGEST_NAMESPACE, longestName, recordsAtLimits } from './support/largest-profiles.js';
 
 const PUBLIC_URL = 'https://names.example.com';
@@ -42,31 +41,22 @@ const profileAt = (index: number, char: string, networks: string[], fill: 'phone
 });
 
 describe.each(databaseKinds())('answers about the largest profiles on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-  let server: TestServer;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-    const lines = ndjson(
-      { kind: 'namespace', name: LONGEST_NAMESPACE, ownerEmail: 'owner@example.com' },
-      ...SHAPES.map(([, char, networks, fill], index) => profileAt(index, char, networks, fill)),
-    );
-    const report = await importLines(handle.db, lines);
-    expect(report.problems).toEqual([]);
-    server = await startTestServer(handle, { PUBLIC_URL, PROFILE_LIMIT: '0' });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const suite = useTestServer(
+    kind,
+    async (db) => {
+      const lines = ndjson(
+        { kind: 'namespace', name: LONGEST_NAMESPACE, ownerEmail: 'owner@example.com' },
+        ...SHAPES.map(([, char, networks, fill], index) => profileAt(index, char, networks, fill)),
+      );
+      expect((await importLines(db, lines)).problems).toEqual([]);
+    },
+    { PUBLIC_URL, PROFILE_LIMIT: '0' },
+  );
 
   it.each(SHAPES.map((shape, index) => [shape[0], index] as const))(
     'answers the profile built for %s within the documented sizes',
     async (_, index) => {
-      const path = `${server.url}/api/${namePath(longestName(index))}`;
+      const path = `${suite.server.url}/api/${namePath(longestName(index))}`;
       const rest = await fetch(path);
       expect(rest.status).toBe(200);
       const document = Buffer.from(await rest.arrayBuffer());

@@ -1,24 +1,14 @@
-/**
- * Look-alikes of existing names on every test database: `nameCheck.confusableWith` and its
- * warning over GraphQL, the skeletons every import path writes, the backfill of rows without one
- * (migrated databases, other writers), and the query plan.
- */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { PgliteDatabase } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
-import { type Database, type DatabaseHandle, MIGRATIONS_FOLDER, openDatabase } from '../src/db/database.js';
-import { migratePostgres, type PostgresJsDatabase, sql } from '../src/db/drizzle.js';
+import type { Database, DatabaseHandle } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
 import { lookAlikesQuery } from '../src/db/look-alike-queries.js';
 import { backfillSkeletons } from '../src/db/skeleton-backfill.js';
 import { skeleton } from '../src/names/skeleton.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { importGenerated, queryPlan, rows, withOlderSchema } from './support/older-schema.js';
 
 const namespace = (name: string) => JSON.stringify({ kind: 'namespace', name, ownerEmail: 'owner@example.com' });
 const profile = (name: string, description = '') =>
@@ -42,8 +32,6 @@ interface NameCheckAnswer {
   warnings: string[];
   confusableWith: string[];
 }
-
-const rows = <T>(result: unknown): T[] => ((result as { rows?: T[] }).rows ?? [...(result as T[])]) as T[];
 
 async function skeletonsOf(
   db: Database,
@@ -196,22 +184,11 @@ describe.each(databaseKinds())('look-alikes of existing names on %s', (kind) => 
     });
 
     it('are computed by the migration for the data that was there before it', async () => {
-      const before = await createTestDatabase(kind);
-      const oldMigrations = mkdtempSync(path.join(os.tmpdir(), 'nps-old-migrations-'));
-      try {
-        // The migrations as they were before skeletons.
-        cpSync(MIGRATIONS_FOLDER, oldMigrations, { recursive: true });
-        const journalFile = path.join(oldMigrations, 'meta', '_journal.json');
-        const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
-        journal.entries = journal.entries.filter((entry) => entry.tag !== '0003_name_skeletons');
-        writeFileSync(journalFile, JSON.stringify(journal));
-        const old = await openDatabase({ url: before.url, dataDir: before.dataDir });
-        try {
-          if (old.kind === 'pglite') {
-            await migratePglite(old.db as unknown as PgliteDatabase, { migrationsFolder: oldMigrations });
-          } else {
-            await migratePostgres(old.db as unknown as PostgresJsDatabase, { migrationsFolder: oldMigrations });
-          }
+      // The migrations as they were before skeletons.
+      await withOlderSchema(
+        kind,
+        (tag) => tag !== '0003_name_skeletons',
+        async (old) => {
           // The importer of that time: no skeleton column to write.
           await old.db.execute(sql`insert into namespaces (name, owner_email) values ('acme', 'owner@example.com')`);
           await old.db.execute(
@@ -222,32 +199,20 @@ describe.each(databaseKinds())('look-alikes of existing names on %s', (kind) => 
           await old.migrate();
           const migrated = await skeletonsOf(old.db);
           expect(migrated.map((row) => row.local_skeleton)).toEqual(['coco', 'zoe\u0308', 'coco']);
-        } finally {
-          await old.close();
-        }
-      } finally {
-        rmSync(oldMigrations, { recursive: true, force: true });
-        await before.drop();
-      }
+        },
+      );
     });
   });
 
   describe('query plan', () => {
     beforeAll(async () => {
       // Enough rows that the planner would rather scan the table if the index did not fit.
-      const report = await importLines(
-        handle.db,
-        [...generateNdjson({ profiles: 3000, seed: 7, namespaces: 3 })].join('').split('\n'),
-      );
-      expect(report.ok).toBe(true);
-      await handle.db.execute(sql`analyze profiles`);
+      expect(await importGenerated(handle.db, { profiles: 3000, seed: 7, namespaces: 3 })).toBe(true);
     }, 120_000);
 
     it('looks the skeleton up in its index', async () => {
       const query = lookAlikesQuery(handle.db, { namespace: 'many', skeleton: 'coco', name: 'coco@many', limit: 10 });
-      const plan = rows<Record<string, string>>(await handle.db.execute(sql`explain ${query.getSQL()}`))
-        .map((row) => Object.values(row)[0])
-        .join('\n');
+      const plan = await queryPlan(handle.db, query);
       expect(plan).toContain('profiles_namespace_skeleton_idx');
       expect(plan).not.toContain('Seq Scan');
     });

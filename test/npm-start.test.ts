@@ -6,13 +6,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { lockFolder } from '../src/db/folder-lock.js';
 import { describeTree, isStillRunning, processTree } from './support/process-tree.js';
+import { statusOnNewConnection } from './support/raw-http.js';
 import { type Exit, startFlags, startServerProcess } from './support/server-process.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -25,17 +25,6 @@ function buildIfStale(): { status: number | null; stderr: string } {
     encoding: 'utf8',
   });
   return { status: result.status, stderr: result.stderr };
-}
-
-function getStatus(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent: false }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      })
-      .on('error', reject);
-  });
 }
 
 /** How the process exited, or 'still running' when it has not within `ms`. */
@@ -79,7 +68,7 @@ describe.skipIf(process.platform !== 'linux')('npm start', () => {
       });
       const tree = processTree(npm.pid);
       try {
-        expect(await getStatus(`${npm.url}/healthz`)).toBe(200);
+        expect(await statusOnNewConnection(`${npm.url}/healthz`)).toBe(200);
         const service = await npm.waitForLog((line) => line.msg === 'listening');
         expect(
           tree.map(({ pid }) => pid),

@@ -14,10 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_DATA } from '../src/data/demo-data.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
-import type { DatabaseHandle } from '../src/db/database.js';
 import { createLogger } from '../src/ops/logger.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { databaseKinds, useTestDatabase } from './support/databases.js';
 import { type RawClient, rawClient } from './support/raw-http.js';
 
 /** Profiles of this suite, with private e-mails nothing else in the project uses. */
@@ -136,25 +135,16 @@ describe('the privacy fixtures', () => {
 });
 
 describe.each(databaseKinds())('privacy on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-    await seedDemoData(handle.db);
+  const database = useTestDatabase(kind, async (db) => {
+    await seedDemoData(db);
     expect(
       (
         await importLines(
-          handle.db,
+          db,
           PRIVATE_DATA.map((line) => JSON.stringify(line)),
         )
       ).problems,
     ).toEqual([]);
-  });
-  afterAll(async () => {
-    await handle?.close();
-    await testDb?.drop();
   });
 
   describe.each(['test', 'production'])('with NODE_ENV=%s', (nodeEnv) => {
@@ -171,7 +161,7 @@ describe.each(databaseKinds())('privacy on %s', (kind) => {
         destination: { write: (line: string) => void logLines.push(line) },
       });
       server = await startTestServer(
-        handle,
+        database.handle,
         { NODE_ENV: nodeEnv, OWNER_CHECK_LIMIT: String(OWNER_CHECK_LIMIT) },
         logger,
       );

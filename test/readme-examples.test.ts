@@ -6,11 +6,8 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemoData } from '../src/data/seed.js';
-import type { DatabaseHandle } from '../src/db/database.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
-import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { describe, expect, it } from 'vitest';
+import { useDemoServer } from './support/app-server.js';
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const BASE_URL = 'http://127.0.0.1:4000';
@@ -29,21 +26,7 @@ function curlCommands(markdown: string): string[] {
 const COMMANDS = curlCommands(README);
 
 describe('the README', () => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-  let server: TestServer;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase('pglite');
-    handle = await testDb.open();
-    await seedDemoData(handle.db);
-    server = await startTestServer(handle, { PROFILE_LIMIT: '0' });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const demo = useDemoServer({ PROFILE_LIMIT: '0' });
 
   it('has curl examples for REST, GraphQL and the other paths', () => {
     expect(COMMANDS.length).toBeGreaterThanOrEqual(8);
@@ -52,7 +35,7 @@ describe('the README', () => {
   });
 
   it.each(COMMANDS)('runs %s', async (command) => {
-    const { stdout } = await promisify(execFile)('sh', ['-c', command.replaceAll(BASE_URL, server.url)]);
+    const { stdout } = await promisify(execFile)('sh', ['-c', command.replaceAll(BASE_URL, demo.server.url)]);
     expect(stdout.length).toBeGreaterThan(0);
     const text = stdout.trim();
     if (text.startsWith('{')) {

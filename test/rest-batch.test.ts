@@ -7,10 +7,10 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
+import { startTestServer, type TestServer, useDemoServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { StatementLog } from './support/graphql-client.js';
-import { type RawClient, rawClient } from './support/raw-http.js';
+import { corsPreflight, type RawClient, rawClient } from './support/raw-http.js';
 
 const INVALID_NAME = 'Invalid name format, expected <local>@<domain>';
 
@@ -200,14 +200,7 @@ describe.each(databaseKinds())('batch lookup on %s', (kind) => {
   });
 
   it('answers a CORS preflight for a JSON POST', async () => {
-    const response = await get('', {
-      method: 'OPTIONS',
-      headers: {
-        Origin: 'https://app.example',
-        'Access-Control-Request-Method': 'POST',
-        'Access-Control-Request-Headers': 'content-type',
-      },
-    });
+    const response = await corsPreflight(`${server.url}/api/profiles`, 'POST', 'content-type');
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(response.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST');
@@ -216,29 +209,15 @@ describe.each(databaseKinds())('batch lookup on %s', (kind) => {
 });
 
 describe('batch lookup budget', () => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-  let server: TestServer;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase('pglite');
-    handle = await testDb.open();
-    await seedDemoData(handle.db);
-    server = await startTestServer(handle, { PROFILE_LIMIT: '10' });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const demo = useDemoServer({ PROFILE_LIMIT: '10' });
 
   it('takes one point per distinct name, and 429 with Retry-After when the names do not fit', async () => {
-    const get = (names: string) => fetch(`${server.url}/api/profiles?names=${names}`);
+    const get = (names: string) => fetch(`${demo.server.url}/api/profiles?names=${names}`);
     const first = await get('demo@me,DEMO@me,nobody@me,empty@me');
     expect(first.status).toBe(200);
     expect(first.headers.get('ratelimit-limit')).toBe('10');
     expect(first.headers.get('ratelimit-remaining')).toBe('7');
-    const post = await fetch(`${server.url}/api/profiles`, {
+    const post = await fetch(`${demo.server.url}/api/profiles`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ names: ['a@me', 'b@me', 'c@me', 'd@me', 'e@me'] }),

@@ -10,6 +10,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/databases.js';
 import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
+import { statusOnNewConnection } from './support/raw-http.js';
 import { startServerProcess } from './support/server-process.js';
 import type { TcpProxy } from './support/tcp-proxy.js';
 
@@ -43,18 +44,6 @@ function lookUpProfile(url: string): Promise<Finished> {
   });
 }
 
-/** A plain GET on a new connection; rejects when no connection can be made. */
-function getOnNewConnection(url: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent: false }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      })
-      .on('error', reject);
-  });
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('shutdown of an idle service (embedded database)', () => {
@@ -64,7 +53,7 @@ describe('shutdown of an idle service (embedded database)', () => {
       const database = await createTestDatabase('pglite');
       try {
         const service = await startServerProcess({ env: { DATA_DIR: database.dataDir }, startTimeoutMs: 60_000 });
-        expect(await getOnNewConnection(`${service.url}/healthz`)).toBe(200);
+        expect(await statusOnNewConnection(`${service.url}/healthz`)).toBe(200);
         service.signal(signal);
         expect(await service.exited).toEqual({ code: 0, signal: null });
         expect(service.logs.some((line) => line.msg === 'shutting down' && line.reason === signal)).toBe(true);
@@ -113,7 +102,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
       const signalledAt = Date.now();
       service.signal('SIGTERM');
       await sleep(200);
-      await expect(getOnNewConnection(`${service.url}/healthz`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      await expect(statusOnNewConnection(`${service.url}/healthz`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
 
       const answers = await Promise.all(burst);
       for (const answer of answers) {

@@ -12,16 +12,15 @@
  */
 
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { importLines } from '../src/data/importer.js';
-import type { DatabaseHandle } from '../src/db/database.js';
 import { sql } from '../src/db/drizzle.js';
 import { canonicalName } from '../src/names/name-id.js';
 import { MAP_RECORD_TYPES, phoneNumbers, STRING_RECORD_TYPES } from '../src/profiles/record-types.js';
 import { namePath } from '../src/service/links.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
+import { useTestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { databaseKinds } from './support/databases.js';
 import { type Answers, everyAnswer, type JCardProperty, type StoredRecord } from './support/every-answer.js';
 import { hostileText } from './support/hostile-text.js';
 
@@ -101,46 +100,38 @@ const generatedProfile = fc.record({
 });
 
 describe.each(databaseKinds())('every answer renders whatever is stored, on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-  let server: TestServer;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-    const report = await importLines(
-      handle.db,
-      ndjson(
-        { kind: 'namespace', name: NAMESPACE, ownerEmail: 'owner@example.com' },
-        {
-          kind: 'profile',
-          name: `written@${NAMESPACE}`,
-          creatorEmail: 'maker@example.com',
-          description: 'by hand',
-          records: Object.fromEntries(
-            HAND_WRITTEN.map(([key, type, json]) => [String(key), { type, value: json.startsWith('{') ? {} : '' }]),
-          ),
-        },
-      ),
-    );
-    expect(report.problems).toEqual([]);
-    // Hand-written SQL, as another writer would: the `json` column takes these escapes as they are.
-    for (const [key, , json] of HAND_WRITTEN) {
-      await handle.db.execute(
-        sql`update records set value = ${json}::json where key = ${key}
-            and profile_id = (select id from profiles where name = ${`written@${NAMESPACE}`})`,
+  const suite = useTestServer(
+    kind,
+    async (db) => {
+      const report = await importLines(
+        db,
+        ndjson(
+          { kind: 'namespace', name: NAMESPACE, ownerEmail: 'owner@example.com' },
+          {
+            kind: 'profile',
+            name: `written@${NAMESPACE}`,
+            creatorEmail: 'maker@example.com',
+            description: 'by hand',
+            records: Object.fromEntries(
+              HAND_WRITTEN.map(([key, type, json]) => [String(key), { type, value: json.startsWith('{') ? {} : '' }]),
+            ),
+          },
+        ),
       );
-    }
-    server = await startTestServer(handle, { PUBLIC_URL, PROFILE_LIMIT: '0' });
-  });
-  afterAll(async () => {
-    await server?.close();
-    await handle?.close();
-    await testDb?.drop();
-  });
+      expect(report.problems).toEqual([]);
+      // Hand-written SQL, as another writer would: the `json` column takes these escapes as they are.
+      for (const [key, , json] of HAND_WRITTEN) {
+        await db.execute(
+          sql`update records set value = ${json}::json where key = ${key}
+              and profile_id = (select id from profiles where name = ${`written@${NAMESPACE}`})`,
+        );
+      }
+    },
+    { PUBLIC_URL, PROFILE_LIMIT: '0' },
+  );
 
   it('renders values other writers stored that are not text (U+0000, lone surrogates)', async () => {
-    const answers = await everyAnswer(server.url, `written@${NAMESPACE}`, PUBLIC_URL);
+    const answers = await everyAnswer(suite.server.url, `written@${NAMESPACE}`, PUBLIC_URL);
     // JSON carries them as the escapes they are; the vCard, which is UTF-8, as U+FFFD, NUL left out.
     expect(answers.rest.records['60']?.value).toBe('\ud800');
     expect(answers.graphql.records.find((record) => record.key === '60')?.raw).toBe('\ud800');
@@ -155,11 +146,11 @@ describe.each(databaseKinds())('every answer renders whatever is stored, on %s',
     const name = `feff-${kind}@${NAMESPACE}`;
     const fields = { description: '\ufeffbio', image: '\ufeff', level: 0, records: {} };
     const report = await importLines(
-      handle.db,
+      suite.handle.db,
       ndjson({ kind: 'profile', name, creatorEmail: 'm@example.com', ...fields }),
     );
     expect(report.problems).toEqual([]);
-    expectAsStored(await everyAnswer(server.url, name, PUBLIC_URL), name, fields);
+    expectAsStored(await everyAnswer(suite.server.url, name, PUBLIC_URL), name, fields);
   });
 
   it('renders every profile the importer accepts, in every format, values as stored', async () => {
@@ -170,13 +161,13 @@ describe.each(databaseKinds())('every answer renders whatever is stored, on %s',
         index += 1;
         const name = `p${index}-${kind}@${NAMESPACE}`;
         const line = { kind: 'profile', name, creatorEmail: 'maker@example.com', ...fields };
-        const report = await importLines(handle.db, ndjson(line));
+        const report = await importLines(suite.handle.db, ndjson(line));
         if (!report.ok) {
           // Only what the importer refuses on purpose: too much text, a value of the wrong shape.
           expect(report.problems[0]?.reason, JSON.stringify(line)).toMatch(/too long|in all|record type ".*" needs/);
           return;
         }
-        const answers = await everyAnswer(server.url, canonicalName(name), PUBLIC_URL);
+        const answers = await everyAnswer(suite.server.url, canonicalName(name), PUBLIC_URL);
         expectAsStored(answers, name, fields);
         rendered += 1;
       }),

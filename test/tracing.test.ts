@@ -10,12 +10,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
-import type { DatabaseHandle } from '../src/db/database.js';
 import { summarizeStatement } from '../src/db/statement-summary.js';
 import type { GraphQLHttpPath } from '../src/graphql/over-http.js';
 import { FINAL_EXPORT_TIMEOUT_MS } from '../src/ops/tracing-sdk.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { databaseKinds, useTestDatabase } from './support/databases.js';
 import { OTLP_KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver.js';
 import { runNode } from './support/run-node.js';
 
@@ -52,18 +51,7 @@ function traceparent(): { header: string; traceId: string; parentSpanId: string 
 }
 
 describe.each(databaseKinds())('tracing on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
-
-  beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-    await seedDemoData(handle.db);
-  });
-  afterAll(async () => {
-    await handle?.close();
-    await testDb?.drop();
-  });
+  const database = useTestDatabase(kind, seedDemoData);
 
   describe.each<GraphQLHttpPath>(['service', 'yoga'])('GraphQL answered by the %s path', (graphqlHttpPath) => {
     let receiver: OtlpReceiver;
@@ -74,7 +62,7 @@ describe.each(databaseKinds())('tracing on %s', (kind) => {
     beforeAll(async () => {
       receiver = await startOtlpReceiver();
       server = await startTestServer(
-        handle,
+        database.handle,
         {
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
           OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -195,17 +183,13 @@ describe.each(databaseKinds())('tracing on %s', (kind) => {
 });
 
 describe('tracing in the default protocol (http/protobuf)', () => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
+  const database = useTestDatabase('pglite', seedDemoData);
   let receiver: OtlpReceiver;
   let server: TestServer;
 
   beforeAll(async () => {
-    testDb = await createTestDatabase('pglite');
-    handle = await testDb.open();
-    await seedDemoData(handle.db);
     receiver = await startOtlpReceiver();
-    server = await startTestServer(handle, {
+    server = await startTestServer(database.handle, {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/custom/traces`,
       PROFILE_CACHE_SIZE: '0',
     });
@@ -213,8 +197,6 @@ describe('tracing in the default protocol (http/protobuf)', () => {
   afterAll(async () => {
     await server?.close();
     await receiver?.close();
-    await handle?.close();
-    await testDb?.drop();
   });
 
   it('posts protobuf to the traces endpoint as configured', async () => {

@@ -106,18 +106,21 @@ async function* profilePages(db: Database, pageSize: number): AsyncGenerator<Con
 }
 
 /**
- * Records of the profiles with ids from `first` to `last`, in order. The value is read as text
- * and parsed here once: Drizzle's json column parses what the driver has already parsed, which
- * turns a string value that looks like JSON ("123", "null") into a number or null.
+ * The columns of a record with its value as stored text. Parsed once by the reader: Drizzle's
+ * json column parses what the driver has already parsed, which turns a string value that looks
+ * like JSON ("123", "null") into a number or null.
  */
+export const RECORD_COLUMNS_AS_TEXT = {
+  profileId: records.profileId,
+  key: records.key,
+  type: records.type,
+  value: sql<string>`${records.value}::text`,
+};
+
+/** Records of the profiles with ids from `first` to `last`, in order, values as text. */
 async function recordsOf(db: Database, first: number, last: number) {
   return db
-    .select({
-      profileId: records.profileId,
-      key: records.key,
-      type: records.type,
-      value: sql<string>`${records.value}::text`,
-    })
+    .select(RECORD_COLUMNS_AS_TEXT)
     .from(records)
     .where(between(records.profileId, first, last))
     .orderBy(asc(records.profileId), asc(records.key));

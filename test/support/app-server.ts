@@ -6,13 +6,16 @@
  * `yoga`): vitest.config.ts runs the GraphQL suites once more with `yoga`, so every one of them
  * proves its answers on Yoga's own handler and on the service's HTTP layer.
  */
+import { afterAll, beforeAll } from 'vitest';
 import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
+import { seedDemoData } from '../../src/data/seed.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
 import type { GraphQLHttpPath } from '../../src/graphql/over-http.js';
 import type { GraphQLServerDeps } from '../../src/graphql/yoga.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import { createLogger, type Logger } from '../../src/ops/logger.js';
+import { type DatabaseKind, useTestDatabase } from './databases.js';
 
 /** The path of this test run's in-process servers (see above). */
 export const TEST_GRAPHQL_HTTP_PATH: GraphQLHttpPath =
@@ -43,4 +46,43 @@ export async function startTestServer(
   const app = await createApp(config, logger, { database, graphqlHttpPath, graphql: options.graphql });
   const running: RunningServer = await listen(app, 0, '127.0.0.1');
   return { app, url: running.url, close: () => running.close() };
+}
+
+export interface SuiteServer {
+  /** The suite's database, open for the whole suite. */
+  readonly handle: DatabaseHandle;
+  readonly server: TestServer;
+}
+
+/**
+ * For the surrounding suite: a test database of `kind`, filled by `fill`, and an App on it
+ * configured by `env`; closed and dropped after the suite's tests.
+ */
+export function useTestServer(
+  kind: DatabaseKind,
+  fill: (db: DatabaseHandle['db']) => Promise<unknown>,
+  env: Record<string, string> = {},
+): SuiteServer {
+  const database = useTestDatabase(kind, fill);
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startTestServer(database.handle, env);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  return {
+    get handle() {
+      return database.handle;
+    },
+    get server() {
+      if (server === undefined) throw new Error('the suite server is used before its beforeAll ran');
+      return server;
+    },
+  };
+}
+
+/** For the surrounding suite: the demo data on PGlite, served by an App configured by `env`. */
+export function useDemoServer(env: Record<string, string> = {}): SuiteServer {
+  return useTestServer('pglite', seedDemoData, env);
 }

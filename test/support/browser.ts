@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
-import { onTestFailed } from 'vitest';
+import { afterAll, onTestFailed } from 'vitest';
+import type { DatabaseHandle } from '../../src/db/database.js';
+import { type TestServer, useDemoServer } from './app-server.js';
 
 /** Where Debian's package puts it; CHROMIUM_PATH overrides. */
 export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
@@ -127,4 +129,40 @@ export function reportOnFailure(browser: TestBrowser, page: Page, name: string):
 export async function visibleText(page: Page, selector: string): Promise<string> {
   const texts = await page.locator(selector).allInnerTexts();
   return texts.join('\n').replace(/\u00a0/g, ' ');
+}
+
+export interface BrowserSuite {
+  /** The App the pages are opened on, with the demo data. */
+  readonly server: TestServer;
+  /** Its database, for tests that change the data the pages show. */
+  readonly handle: DatabaseHandle;
+  /** Starts a Chromium of its own, closed after the suite's tests. */
+  launch(): Promise<TestBrowser>;
+}
+
+/**
+ * For a suite of browser tests: the demo data served by an App (the pages are the same on every
+ * database kind; PGlite is enough), and browsers to start. Start them in the tests rather than
+ * beforeAll, so that a missing Chromium counts as a test failing; they are closed after the
+ * suite's tests, so a failure can still be photographed.
+ */
+export function useBrowserSuite(): BrowserSuite {
+  const demo = useDemoServer();
+  const browsers: TestBrowser[] = [];
+  afterAll(async () => {
+    for (const browser of browsers.splice(0)) await browser.close();
+  });
+  return {
+    get server() {
+      return demo.server;
+    },
+    get handle() {
+      return demo.handle;
+    },
+    async launch() {
+      const browser = await launchChromium();
+      browsers.push(browser);
+      return browser;
+    },
+  };
 }

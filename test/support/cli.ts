@@ -4,19 +4,7 @@
  * the command itself), with the database settings given and none leaking in from the runner.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Settings that must not leak from the test runner into a command. */
-const DATABASE_VARIABLES = [
-  'DATABASE_URL',
-  'DATA_DIR',
-  'DB_POOL_SIZE',
-  'DB_CONNECT_TIMEOUT',
-  'DB_STATEMENT_TIMEOUT_MS',
-  'DB_READ_TIMEOUT_MS',
-];
+import { DATABASE_VARIABLES, PROJECT_ROOT } from './server-process.js';
 
 export interface CliResult {
   code: number | null;

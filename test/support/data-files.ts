@@ -3,7 +3,7 @@
  * export as text.
  */
 import { PassThrough } from 'node:stream';
-import { type ExportOptions, exportDatabase } from '../../src/data/exporter.js';
+import { type ExportOptions, exportDatabase, RECORD_COLUMNS_AS_TEXT } from '../../src/data/exporter.js';
 import type { Database } from '../../src/db/database.js';
 import { asc, sql } from '../../src/db/drizzle.js';
 import { namespaces, profiles, records } from '../../src/db/schema.js';
@@ -13,15 +13,7 @@ export async function snapshotDatabase(db: Database) {
   return {
     namespaces: await db.select().from(namespaces).orderBy(asc(namespaces.name)),
     profiles: await db.select().from(profiles).orderBy(asc(profiles.id)),
-    records: await db
-      .select({
-        profileId: records.profileId,
-        key: records.key,
-        type: records.type,
-        value: sql<string>`${records.value}::text`,
-      })
-      .from(records)
-      .orderBy(asc(records.profileId), asc(records.key)),
+    records: await db.select(RECORD_COLUMNS_AS_TEXT).from(records).orderBy(asc(records.profileId), asc(records.key)),
   };
 }
 

@@ -86,13 +86,20 @@ export interface SuiteDatabase {
   readonly handle: DatabaseHandle;
 }
 
-/** A test database of `kind` for the surrounding suite: created before its tests, dropped after. */
-export function useTestDatabase(kind: DatabaseKind): SuiteDatabase {
+/**
+ * A test database of `kind` for the surrounding suite: created (and filled by `fill`, when given)
+ * before its tests, dropped after.
+ */
+export function useTestDatabase(
+  kind: DatabaseKind,
+  fill: (db: DatabaseHandle['db']) => Promise<unknown> = async () => {},
+): SuiteDatabase {
   let testDb: TestDatabase | undefined;
   let handle: DatabaseHandle | undefined;
   beforeAll(async () => {
     testDb = await createTestDatabase(kind);
     handle = await testDb.open();
+    await fill(handle.db);
   });
   afterAll(async () => {
     await handle?.close();

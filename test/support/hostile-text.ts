@@ -95,26 +95,37 @@ export const FRAGMENTS = [
   'x'.repeat(300),
 ];
 
+/**
+ * Strings of up to `maxParts` pieces, each one of `fragments`, a short random string (any code
+ * unit, or any grapheme) or one of `alsoParts`; one in five (with `overLong`, two in six) random
+ * altogether, the second of those over-long.
+ */
+export function mixedText(
+  fragments: readonly string[],
+  options: { maxParts: number; alsoParts?: readonly string[]; overLong?: boolean },
+): fc.Arbitrary<string> {
+  const parts: fc.Arbitrary<string>[] = [
+    fc.constantFrom(...fragments),
+    fc.string({ unit: 'binary', maxLength: 6 }),
+    fc.string({ unit: 'grapheme', maxLength: 6 }),
+  ];
+  if (options.alsoParts !== undefined) parts.push(fc.constantFrom(...options.alsoParts));
+  const kinds: fc.WeightedArbitrary<string>[] = [
+    { weight: 4, arbitrary: fc.array(fc.oneof(...parts), { maxLength: options.maxParts }).map((all) => all.join('')) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
+  ];
+  if (options.overLong) {
+    kinds.push({ weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 100, maxLength: 700 }) });
+  }
+  return fc.oneof(...kinds);
+}
+
 /** Strings that may hold anything, hostile fragments mixed in. */
-export const hostileText: fc.Arbitrary<string> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc
-      .array(
-        fc.oneof(
-          fc.constantFrom(...FRAGMENTS),
-          fc.string({ unit: 'binary', maxLength: 6 }),
-          fc.string({ unit: 'grapheme', maxLength: 6 }),
-          fc.constantFrom('a', 'z', '0', '9', '.', '-', '_', 'me', 'studio'),
-        ),
-        { maxLength: 10 },
-      )
-      .map((parts) => parts.join('')),
-  },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
-  // Over-long.
-  { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 100, maxLength: 700 }) },
-);
+export const hostileText: fc.Arbitrary<string> = mixedText(FRAGMENTS, {
+  maxParts: 10,
+  alsoParts: ['a', 'z', '0', '9', '.', '-', '_', 'me', 'studio'],
+  overLong: true,
+});
 
 export const nameParts = [
   'demo',

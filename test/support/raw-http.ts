@@ -3,7 +3,7 @@
  * re-encodes characters), so suites that send hostile paths use node:http instead, through one
  * keep-alive agent per client.
  */
-import { Agent, type IncomingHttpHeaders, type OutgoingHttpHeaders, request } from 'node:http';
+import { Agent, get, type IncomingHttpHeaders, type OutgoingHttpHeaders, request } from 'node:http';
 
 export interface RawResponse {
   status: number;
@@ -58,4 +58,21 @@ export function rawClient(baseUrl: string, timeoutMs = 10_000): RawClient {
     },
     close: () => agent.destroy(),
   };
+}
+
+/** A browser's CORS preflight from https://app.example for a `method` request to `url`, with `requestHeaders` when given. */
+export function corsPreflight(url: string, method: string, requestHeaders?: string): Promise<Response> {
+  const headers: Record<string, string> = { origin: 'https://app.example', 'access-control-request-method': method };
+  if (requestHeaders !== undefined) headers['access-control-request-headers'] = requestHeaders;
+  return fetch(url, { method: 'OPTIONS', headers });
+}
+
+/** The status of a plain GET on a new connection; rejects when no connection can be made. */
+export function statusOnNewConnection(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    }).on('error', reject);
+  });
 }

@@ -12,14 +12,23 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Database settings that must not leak from the test runner's environment into a child. */
+export const DATABASE_VARIABLES = [
+  'DATABASE_URL',
+  'DATA_DIR',
+  'DB_POOL_SIZE',
+  'DB_CONNECT_TIMEOUT',
+  'DB_STATEMENT_TIMEOUT_MS',
+  'DB_READ_TIMEOUT_MS',
+];
 
 /** Service settings that must not leak from the test runner's environment into the child. */
 const SERVICE_VARIABLES = [
+  ...DATABASE_VARIABLES,
   'PORT',
   'HOST',
-  'DATABASE_URL',
-  'DATA_DIR',
   'REDIS_URL',
   'WORKERS',
   'LOG_LEVEL',
@@ -27,10 +36,6 @@ const SERVICE_VARIABLES = [
   'OWNER_CHECK_LIMIT',
   'PROFILE_LIMIT',
   'CACHE_MAX_AGE',
-  'DB_POOL_SIZE',
-  'DB_CONNECT_TIMEOUT',
-  'DB_STATEMENT_TIMEOUT_MS',
-  'DB_READ_TIMEOUT_MS',
   'SHUTDOWN_TIMEOUT_MS',
   'RATE_LIMIT_PREFIX',
   'DATABASE_REPLICA_URLS',
