@@ -83,7 +83,14 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
     const service = await startServerProcess({
       // A read over this slow link takes one or two round trips of 1.6 s: longer than the default
       // read deadline (2 s) allows on a busy machine, and these answers must be 200s.
-      env: { DATABASE_URL: proxied.url, SHUTDOWN_TIMEOUT_MS: '15000', PROFILE_LIMIT: '0', DB_READ_TIMEOUT_MS: '11000' },
+      // No profile cache: the burst must wait for the slow database, not be answered from memory.
+      env: {
+        DATABASE_URL: proxied.url,
+        SHUTDOWN_TIMEOUT_MS: '15000',
+        PROFILE_LIMIT: '0',
+        DB_READ_TIMEOUT_MS: '11000',
+        PROFILE_CACHE_SIZE: '0',
+      },
       startTimeoutMs: 60_000,
     });
     try {
