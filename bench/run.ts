@@ -22,28 +22,19 @@
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import postgres from 'postgres';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
-import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
-import { analyzeDataTables, importLines } from '../src/data/importer.js';
+import { type GeneratorOptions, generateNdjson } from '../src/data/generator.js';
 import { openDatabase } from '../src/db/database.js';
 import { listen } from '../src/http/server.js';
 import { createLogger } from '../src/ops/logger.js';
 import { ServiceRequest } from '../src/service/request.js';
-import {
-  type SpawnedProcess,
-  spawnServerProcess,
-  startFlags,
-  startServerProcess,
-} from '../test/support/server-process.js';
-import { freePort } from '../test/support/throwaway-redis.js';
+import { type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
 import {
   type CpuPerRequest,
   cpuPerRequest,
@@ -53,6 +44,17 @@ import {
   treeCpuSeconds,
 } from './database-servers.js';
 import { measureSubscribers, type SubscribersFigure, subscribersSection } from './subscribers.js';
+import {
+  createDatabaseIfMissing,
+  type DiscoveryPaths,
+  discoveryPaths,
+  loadDataset,
+  procStatusMb,
+  randomNames,
+  serviceCommand,
+  splitLines,
+  startService,
+} from './support.js';
 
 const PROFILES = Number(process.env.BENCH_PROFILES ?? 100_000);
 const DATASET: GeneratorOptions = { profiles: PROFILES, seed: 20261125 };
@@ -88,73 +90,9 @@ function adminUrl(): string {
 
 async function ensureDatabase(): Promise<string> {
   const fallback = `postgres://postgres@127.0.0.1:5432/nps_bench${PROFILES === 100_000 ? '' : `_${PROFILES}`}`;
-  const target = new URL(process.env.BENCH_DATABASE_URL ?? fallback);
-  const databaseName = target.pathname.slice(1);
-  const admin = new URL(target);
-  admin.pathname = '/postgres';
-  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-  const [exists] = await sql`select 1 from pg_database where datname = ${databaseName}`;
-  if (!exists) await sql.unsafe(`create database "${databaseName.replaceAll('"', '""')}"`);
-  await sql.end();
-  return target.toString();
-}
-
-/** Loads the dataset unless the database already holds exactly it. */
-async function loadDataset(url: string): Promise<void> {
-  const handle = await openDatabase({ url, dataDir: '', statementTimeoutMs: 600_000 });
-  try {
-    await handle.migrate();
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from profiles`;
-    const [lastRow] = await sql`select 1 from profiles where name = ${generatedName(DATASET, PROFILES - 1)}`;
-    if (row?.n === PROFILES && lastRow) {
-      // A dataset loaded by an importer from before imports analyzed (or with autovacuum off,
-      // as on the benchmark machine) would leave the planner guessing.
-      await analyzeDataTables(handle.db);
-      await sql.end();
-      console.log(`dataset: ${PROFILES} profiles already loaded`);
-      return;
-    }
-    await sql`truncate namespaces, profiles, records restart identity cascade`;
-    await sql.end();
-    const started = Date.now();
-    const report = await importLines(handle.db, splitLines(generateNdjson(DATASET)), { bulk: true });
-    if (!report.ok) throw new Error(`dataset import failed: ${JSON.stringify(report.problems.slice(0, 3))}`);
-    console.log(`dataset: imported ${report.profiles} profiles in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  } finally {
-    await handle.close();
-  }
-}
-
-function* splitLines(chunks: Iterable<string>): Generator<string> {
-  for (const chunk of chunks) yield* chunk.split('\n');
-}
-
-/** Deterministic random existing names of the dataset. */
-function randomNames(count: number, seed: number): string[] {
-  // mulberry32: Math.imul keeps the arithmetic in 32 bits (a product of doubles above 2^53 loses
-  // its low bits, and an earlier generator drew only about 3,000 distinct names from 50,000).
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  return Array.from({ length: count }, () => generatedName(DATASET, Math.floor(next() * PROFILES)));
-}
-
-async function waitUntilReady(baseUrl: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${baseUrl}/readyz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`the service at ${baseUrl} was not ready within ${timeoutMs} ms`);
+  const url = process.env.BENCH_DATABASE_URL ?? fallback;
+  await createDatabaseIfMissing(url);
+  return url;
 }
 
 type RequestShape = { method?: 'GET' | 'POST'; path: string; body?: string };
@@ -196,12 +134,6 @@ interface Scenario {
   server: 'static' | 'bare' | 'service' | 'workers' | 'traced';
   next: () => RequestShape;
   connections?: number;
-}
-
-/** Request paths of the discovery scenarios, made from the dataset (see discoveryPaths). */
-interface DiscoveryPaths {
-  search: string[];
-  wallet: string[];
 }
 
 function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths): Scenario[] {
@@ -339,36 +271,6 @@ async function statementsOfOneBatch(url: string, names: string[]): Promise<numbe
   }
 }
 
-/**
- * Discovery requests made from the dataset: prefixes of 2 to 6 characters of random names (with
- * their namespace half of the time), each as a first page and as the page after it (its cursor
- * asked from the service), and wallet addresses sampled from the index, in the case stored or
- * upper-cased (0x addresses match in any case).
- */
-async function discoveryPaths(url: string, serviceUrl: string, names: string[]): Promise<DiscoveryPaths> {
-  const firstPages = names.slice(0, 400).map((name, index) => {
-    const [local = '', namespace = ''] = name.split('@');
-    const prefix = [...local].slice(0, 2 + (index % 5)).join('');
-    const query = `prefix=${encodeURIComponent(prefix)}${index % 2 === 0 ? `&namespace=${encodeURIComponent(namespace)}` : ''}`;
-    return `/api/search?${query}&limit=20`;
-  });
-  const laterPages: string[] = [];
-  for (const path of firstPages) {
-    const page = (await (await fetch(`${serviceUrl}${path}`)).json()) as { nextCursor: string | null };
-    if (page.nextCursor !== null) laterPages.push(`${path}&cursor=${page.nextCursor}`);
-  }
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const rows = await sql<{ address: string }[]>`
-    select address_key as address from wallet_addresses tablesample system (5) repeatable (7) limit 2000`;
-  await sql.end();
-  if (rows.length === 0) throw new Error('the dataset has no wallet addresses: is the discovery migration applied?');
-  const wallet = rows.map(
-    ({ address }, index) =>
-      `/api/wallet/${encodeURIComponent(index % 2 === 0 && address.startsWith('0x') ? `0x${address.slice(2).toUpperCase()}` : address)}`,
-  );
-  return { search: [...firstPages, ...laterPages], wallet };
-}
-
 /** The largest resident set the process has had (VmHWM), in MB. */
 function peakRssMb(pid: number): number | undefined {
   return procStatusMb(pid, 'VmHWM');
@@ -377,41 +279,6 @@ function peakRssMb(pid: number): number | undefined {
 /** The process's resident set now (VmRSS), in MB. */
 function currentRssMb(pid: number): number | undefined {
   return procStatusMb(pid, 'VmRSS');
-}
-
-function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
-  try {
-    const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Math.round(Number(match[1]) / 1024) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The service as `npm start` runs it: compiled JavaScript with the V8 flags of package.json's
- * `config.nodeFlags` (built first when dist/ is stale), without npm's own process in between.
- */
-function serviceCommand(): [string, ...string[]] {
-  const build = spawnSync(
-    process.execPath,
-    [fileURLToPath(new URL('../scripts/build.mjs', import.meta.url)), '--if-stale'],
-    { stdio: 'inherit' },
-  );
-  if (build.status !== 0) throw new Error('npm run build failed: the benchmark needs dist/');
-  return [process.execPath, ...startFlags(), 'dist/main.js'];
-}
-
-async function startService(
-  command: readonly [string, ...string[]],
-  env: Record<string, string>,
-): Promise<{ process: SpawnedProcess; url: string }> {
-  const port = await freePort();
-  // The "listening" line is info, which LOG_LEVEL=warn hides, so readiness is polled instead.
-  const process = spawnServerProcess({ command, env: { ...env, PORT: String(port) } });
-  const url = `http://127.0.0.1:${port}`;
-  await waitUntilReady(url);
-  return { process, url };
 }
 
 /**
@@ -442,8 +309,8 @@ async function main(): Promise<void> {
     return;
   }
   const url = await ensureDatabase();
-  await loadDataset(url);
-  const names = randomNames(50_000, 12345);
+  await loadDataset(url, DATASET);
+  const names = randomNames(DATASET, 50_000, 12345);
   const hotName = names[0] as string;
   const serviceEnv = {
     DATABASE_URL: url,
