@@ -1,15 +1,18 @@
-import { builder } from '../builder.js';
-import { ProfileRef } from '../types/profile.js';
+import type { Profile } from '../../profiles/profile.js';
+import type { Builder, ObjectOf } from '../builder.js';
 
-builder.queryField('profile', (t) =>
-  t.field({
-    type: ProfileRef,
-    nullable: true,
-    description:
-      'The profile of a name ID (case-insensitive), or null when there is none. ' +
-      'An invalid name ID is a BAD_USER_INPUT error. Draws one point of the profile rate limit.',
-    args: { name: t.arg.string({ required: true, description: 'A name ID `<local>@<domain>`, e.g. `demo@me`.' }) },
-    resolve: async (_root, args, { profiles, serviceRequest }) =>
-      (await profiles.lookupProfile(serviceRequest, args.name)).value,
-  }),
-);
+/** `Query.profile(name:)`: one profile. */
+export function registerProfileQuery(builder: Builder, ProfileRef: ObjectOf<Profile>): void {
+  builder.queryField('profile', (t) =>
+    t.field({
+      type: ProfileRef,
+      nullable: true,
+      description:
+        'The profile of a name ID (case-insensitive), or null when there is none. ' +
+        'An invalid name ID is a BAD_USER_INPUT error. Draws one point of the profile rate limit.',
+      args: { name: t.arg.string({ required: true, description: 'A name ID `<local>@<domain>`, e.g. `demo@me`.' }) },
+      resolve: async (_root, args, { profiles, serviceRequest }) =>
+        (await profiles.lookupProfile(serviceRequest, args.name)).value,
+    }),
+  );
+}

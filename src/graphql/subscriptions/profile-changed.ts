@@ -5,25 +5,27 @@
  * budget like `profiles(names:)`, and refuses a subscription past the open-subscription bounds
  * (RATE_LIMITED). The same field runs over SSE and over WebSocket (graphql-ws).
  */
+import type { Profile } from '../../profiles/profile.js';
 import type { ProfileChangeEvent } from '../../service/live-updates.js';
 import { MAX_NAMES_PER_REQUEST } from '../../service/profiles-service.js';
-import { builder } from '../builder.js';
+import type { Builder, ObjectOf } from '../builder.js';
 import type { GraphQLContext } from '../context.js';
-import { ProfileRef } from '../types/profile.js';
 import { EventQueue } from './event-queue.js';
 
-const ProfileChangeRef = builder.objectRef<ProfileChangeEvent>('ProfileChange').implement({
-  description: 'A profile changed: the name, and its profile as lookups now answer it.',
-  fields: (t) => ({
-    name: t.exposeString('name', { description: 'The canonical name ID that changed.' }),
-    profile: t.field({
-      type: ProfileRef,
-      nullable: true,
-      description: 'The profile after the change; null when the name no longer has one (removed).',
-      resolve: (event) => event.profile,
+function registerProfileChange(builder: Builder, ProfileRef: ObjectOf<Profile>): ObjectOf<ProfileChangeEvent> {
+  return builder.objectRef<ProfileChangeEvent>('ProfileChange').implement({
+    description: 'A profile changed: the name, and its profile as lookups now answer it.',
+    fields: (t) => ({
+      name: t.exposeString('name', { description: 'The canonical name ID that changed.' }),
+      profile: t.field({
+        type: ProfileRef,
+        nullable: true,
+        description: 'The profile after the change; null when the name no longer has one (removed).',
+        resolve: (event) => event.profile,
+      }),
     }),
-  }),
-});
+  });
+}
 
 async function subscribe(
   context: GraphQLContext,
@@ -37,22 +39,26 @@ async function subscribe(
   return queue;
 }
 
-builder.subscriptionType({
-  description:
-    'Live updates: events as profiles change, over SSE (`Accept: text/event-stream`) or WebSocket (graphql-ws).',
-});
-
-builder.subscriptionField('profileChanged', (t) =>
-  t.field({
-    type: ProfileChangeRef,
+/** ProfileChange, the Subscription type and `Subscription.profileChanged(names:)`. */
+export function registerProfileChangedSubscription(builder: Builder, ProfileRef: ObjectOf<Profile>): void {
+  const ProfileChangeRef = registerProfileChange(builder, ProfileRef);
+  builder.subscriptionType({
     description:
-      `One event per change of a listed name's profile (1 to ${MAX_NAMES_PER_REQUEST} names), sent once the change ` +
-      'is visible to lookups. Invalid names are a BAD_USER_INPUT error; draws one point of the profile rate limit ' +
-      'per distinct name; too many open subscriptions (per client IP or per server) is a RATE_LIMITED error.',
-    args: {
-      names: t.arg.stringList({ required: true, description: 'Name IDs `<local>@<domain>` to watch.' }),
-    },
-    subscribe: (_root, args, context) => subscribe(context, args.names),
-    resolve: (event) => event,
-  }),
-);
+      'Live updates: events as profiles change, over SSE (`Accept: text/event-stream`) or WebSocket (graphql-ws).',
+  });
+
+  builder.subscriptionField('profileChanged', (t) =>
+    t.field({
+      type: ProfileChangeRef,
+      description:
+        `One event per change of a listed name's profile (1 to ${MAX_NAMES_PER_REQUEST} names), sent once the change ` +
+        'is visible to lookups. Invalid names are a BAD_USER_INPUT error; draws one point of the profile rate limit ' +
+        'per distinct name; too many open subscriptions (per client IP or per server) is a RATE_LIMITED error.',
+      args: {
+        names: t.arg.stringList({ required: true, description: 'Name IDs `<local>@<domain>` to watch.' }),
+      },
+      subscribe: (_root, args, context) => subscribe(context, args.names),
+      resolve: (event) => event,
+    }),
+  );
+}

@@ -6,7 +6,7 @@
  */
 import type { ProfileRecord } from '../../profiles/profile.js';
 import { CRYPTO_KEYS, isStringMap, phoneNumbers, SOCIAL_KEYS } from '../../profiles/record-types.js';
-import { builder } from '../builder.js';
+import type { Builder, InterfaceOf, ObjectOf } from '../builder.js';
 
 const TEXT_RECORD_TYPES: ReadonlySet<string> = new Set(['name', 'email', 'website', 'tg_bot', 'web_url', 'web3_url']);
 const GENERAL_MAP_RECORD_TYPES: ReadonlySet<string> = new Set(['link', 'notes', 'img']);
@@ -55,56 +55,106 @@ function textOf(value: unknown): string {
   return value;
 }
 
-const RecordEntryRef = builder.objectRef<RecordEntryShape>('RecordEntry').implement({
-  description: 'One entry of a map-valued record (social, link, crypto, notes, img).',
-  fields: (t) => ({
-    key: t.exposeString('key', { description: 'The label, e.g. `twitter`, `Blog` or `btc`.' }),
-    value: t.exposeString('value', { description: 'The text under the label: a handle, a URL, an address.' }),
-  }),
-});
+interface RecordRefs {
+  RecordEntryRef: ObjectOf<RecordEntryShape>;
+  ProfileRecordRef: InterfaceOf<ProfileRecord>;
+}
 
-export const ProfileRecordRef = builder.interfaceRef<ProfileRecord>('ProfileRecord').implement({
-  description:
-    'A user-defined record of a profile. Locate records by `type`; keys are stored data and may change. ' +
-    'Query the variants with inline fragments for typed values, or `raw` for the value exactly as stored.',
-  resolveType: (record) => recordVariant(record),
-  fields: (t) => ({
-    key: t.string({
-      description: 'The numeric key, as a string (the key of the REST `records` object).',
-      resolve: (record) => String(record.key),
-    }),
-    type: t.exposeString('type', { description: 'The record type, e.g. `name`, `phone`, `social`.' }),
-    raw: t.field({
-      type: 'JSON',
-      description: 'The value exactly as stored: a string, or an object of string to string (the REST value).',
-      resolve: (record) => record.value,
-    }),
-  }),
-});
+/**
+ * The ProfileRecord interface, RecordEntry and the variants, in this order (the order of
+ * `schema.graphql`); returns the interface, the type of `Profile.records`.
+ */
+export function registerRecordTypes(builder: Builder): InterfaceOf<ProfileRecord> {
+  const ProfileRecordRef = registerProfileRecord(builder);
+  const refs: RecordRefs = { RecordEntryRef: registerRecordEntry(builder), ProfileRecordRef };
+  registerTextRecord(builder, refs);
+  registerPhoneRecord(builder, refs);
+  registerKeyedMapRecord(builder, refs, {
+    name: 'SocialRecord',
+    description: 'Social media handles by network. `entries` has every stored key, also ones not listed as fields.',
+    keys: SOCIAL_KEYS,
+    what: 'handle',
+  });
+  registerKeyedMapRecord(builder, refs, {
+    name: 'CryptoRecord',
+    description: 'Wallet addresses by currency. `entries` has every stored key, also ones not listed as fields.',
+    keys: CRYPTO_KEYS,
+    what: 'address',
+  });
+  registerMapRecord(builder, refs);
+  registerGenericRecord(builder, refs);
+  return ProfileRecordRef;
+}
 
-builder.objectRef<ProfileRecord>('TextRecord').implement({
-  description:
-    'A string record: name, email, website, tg_bot, web_url or web3_url. May be the empty string when unset.',
-  interfaces: [ProfileRecordRef],
-  fields: (t) => ({
-    value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.value) }),
-  }),
-});
-
-builder.objectRef<ProfileRecord>('PhoneRecord').implement({
-  description: 'The phone record: a comma-separated list of numbers.',
-  interfaces: [ProfileRecordRef],
-  fields: (t) => ({
-    value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.value) }),
-    numbers: t.stringList({
-      description: 'The single numbers: the value split on commas, trimmed, blanks left out.',
-      resolve: (record) => phoneNumbers(textOf(record.value)),
+function registerProfileRecord(builder: Builder): InterfaceOf<ProfileRecord> {
+  return builder.interfaceRef<ProfileRecord>('ProfileRecord').implement({
+    description:
+      'A user-defined record of a profile. Locate records by `type`; keys are stored data and may change. ' +
+      'Query the variants with inline fragments for typed values, or `raw` for the value exactly as stored.',
+    resolveType: (record) => recordVariant(record),
+    fields: (t) => ({
+      key: t.string({
+        description: 'The numeric key, as a string (the key of the REST `records` object).',
+        resolve: (record) => String(record.key),
+      }),
+      type: t.exposeString('type', { description: 'The record type, e.g. `name`, `phone`, `social`.' }),
+      raw: t.field({
+        type: 'JSON',
+        description: 'The value exactly as stored: a string, or an object of string to string (the REST value).',
+        resolve: (record) => record.value,
+      }),
     }),
-  }),
-});
+  });
+}
+
+function registerRecordEntry(builder: Builder): ObjectOf<RecordEntryShape> {
+  return builder.objectRef<RecordEntryShape>('RecordEntry').implement({
+    description: 'One entry of a map-valued record (social, link, crypto, notes, img).',
+    fields: (t) => ({
+      key: t.exposeString('key', { description: 'The label, e.g. `twitter`, `Blog` or `btc`.' }),
+      value: t.exposeString('value', { description: 'The text under the label: a handle, a URL, an address.' }),
+    }),
+  });
+}
+
+function registerTextRecord(builder: Builder, { ProfileRecordRef }: RecordRefs): void {
+  builder.objectRef<ProfileRecord>('TextRecord').implement({
+    description:
+      'A string record: name, email, website, tg_bot, web_url or web3_url. May be the empty string when unset.',
+    interfaces: [ProfileRecordRef],
+    fields: (t) => ({
+      value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.value) }),
+    }),
+  });
+}
+
+function registerPhoneRecord(builder: Builder, { ProfileRecordRef }: RecordRefs): void {
+  builder.objectRef<ProfileRecord>('PhoneRecord').implement({
+    description: 'The phone record: a comma-separated list of numbers.',
+    interfaces: [ProfileRecordRef],
+    fields: (t) => ({
+      value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.value) }),
+      numbers: t.stringList({
+        description: 'The single numbers: the value split on commas, trimmed, blanks left out.',
+        resolve: (record) => phoneNumbers(textOf(record.value)),
+      }),
+    }),
+  });
+}
+
+interface KeyedMapRecord {
+  name: string;
+  description: string;
+  keys: readonly string[];
+  what: string;
+}
 
 /** A map record with one nullable field per well-known key, besides every entry. */
-function keyedMapRecord(name: string, description: string, keys: readonly string[], what: string) {
+function registerKeyedMapRecord(
+  builder: Builder,
+  { ProfileRecordRef, RecordEntryRef }: RecordRefs,
+  { name, description, keys, what }: KeyedMapRecord,
+): void {
   builder.objectRef<ProfileRecord>(name).implement({
     description,
     interfaces: [ProfileRecordRef],
@@ -128,41 +178,32 @@ function keyedMapRecord(name: string, description: string, keys: readonly string
   });
 }
 
-keyedMapRecord(
-  'SocialRecord',
-  'Social media handles by network. `entries` has every stored key, also ones not listed as fields.',
-  SOCIAL_KEYS,
-  'handle',
-);
-keyedMapRecord(
-  'CryptoRecord',
-  'Wallet addresses by currency. `entries` has every stored key, also ones not listed as fields.',
-  CRYPTO_KEYS,
-  'address',
-);
-
-builder.objectRef<ProfileRecord>('MapRecord').implement({
-  description: 'A record of labels to texts: link (label to URL), notes (label to text) or img (label to image URL).',
-  interfaces: [ProfileRecordRef],
-  fields: (t) => ({
-    entries: t.field({
-      type: [RecordEntryRef],
-      description: 'Every entry, in stored order.',
-      resolve: (record) => entriesOf(record.value),
+function registerMapRecord(builder: Builder, { ProfileRecordRef, RecordEntryRef }: RecordRefs): void {
+  builder.objectRef<ProfileRecord>('MapRecord').implement({
+    description: 'A record of labels to texts: link (label to URL), notes (label to text) or img (label to image URL).',
+    interfaces: [ProfileRecordRef],
+    fields: (t) => ({
+      entries: t.field({
+        type: [RecordEntryRef],
+        description: 'Every entry, in stored order.',
+        resolve: (record) => entriesOf(record.value),
+      }),
+      entry: t.string({
+        nullable: true,
+        description: 'The value under one label, or null.',
+        args: { key: t.arg.string({ required: true, description: 'The label, e.g. `Blog`.' }) },
+        resolve: (record, args) => entryOf(record.value, args.key),
+      }),
     }),
-    entry: t.string({
-      nullable: true,
-      description: 'The value under one label, or null.',
-      args: { key: t.arg.string({ required: true, description: 'The label, e.g. `Blog`.' }) },
-      resolve: (record, args) => entryOf(record.value, args.key),
-    }),
-  }),
-});
+  });
+}
 
-builder.objectRef<ProfileRecord>('GenericRecord').implement({
-  description:
-    'A record of a type this API has no variant for, or of a known type whose stored value has another shape. ' +
-    'Read its value from `raw`.',
-  interfaces: [ProfileRecordRef],
-  fields: () => ({}),
-});
+function registerGenericRecord(builder: Builder, { ProfileRecordRef }: RecordRefs): void {
+  builder.objectRef<ProfileRecord>('GenericRecord').implement({
+    description:
+      'A record of a type this API has no variant for, or of a known type whose stored value has another shape. ' +
+      'Read its value from `raw`.',
+    interfaces: [ProfileRecordRef],
+    fields: () => ({}),
+  });
+}
