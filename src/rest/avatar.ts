@@ -7,15 +7,12 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { matchesIfNoneMatch } from '../http/conditional.js';
 import { sendBody, sendError, sendNotModified } from '../http/respond.js';
-import type { Router } from '../http/router.js';
-import { serviceRequestFor } from '../http/service-request.js';
 import type { AvatarAnswer } from '../service/avatars.js';
-import { sendServiceError } from './error-responses.js';
 import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import type { RestDependencies } from './routes.js';
+import { GET_HEAD, type RestRoute } from './route.js';
+import { serviceHandler } from './service-handler.js';
 
-export const AVATAR_PATH = '/api/:name/avatar';
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const SVG_CONTENT_TYPE = 'image/svg+xml';
 /** Whatever a browser makes of the SVG, it runs nothing and loads nothing (inline styles only). */
@@ -24,26 +21,20 @@ export const SVG_SECURITY_HEADERS: OutgoingHttpHeaders = {
   'X-Content-Type-Options': 'nosniff',
 };
 
-export function registerAvatarRoute(router: Router, deps: RestDependencies): void {
-  router.on(['GET', 'HEAD'], AVATAR_PATH, (req, res, params) => void avatar(req, res, deps, params.name ?? ''), {
-    cors: true,
-  });
-}
-
-async function avatar(req: IncomingMessage, res: ServerResponse, deps: RestDependencies, name: string): Promise<void> {
-  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
-  const query = queryOf(req);
-  try {
-    const { value, rateLimit } = await deps.avatars.lookupAvatar(request, name, {
-      size: query.getAll('size'),
-      fallback: query.getAll('fallback'),
-      version: query.getAll('v'),
-    });
-    send(req, res, value, { ...rateLimitHeaders(rateLimit) }, deps.config.profileCacheControl);
-  } catch (error) {
-    sendServiceError(req, res, error, {}, deps.logger);
-  }
-}
+export const avatarRoute: RestRoute = {
+  pattern: '/api/:name/avatar',
+  methods: GET_HEAD,
+  handler: (deps) =>
+    serviceHandler(deps, async ({ req, res, params, request }) => {
+      const query = queryOf(req);
+      const { value, rateLimit } = await deps.avatars.lookupAvatar(request, params.name ?? '', {
+        size: query.getAll('size'),
+        fallback: query.getAll('fallback'),
+        version: query.getAll('v'),
+      });
+      send(req, res, value, { ...rateLimitHeaders(rateLimit) }, deps.config.profileCacheControl);
+    }),
+};
 
 function send(
   req: IncomingMessage,

@@ -9,77 +9,64 @@
  * twice is invalid, as for the owner check.
  */
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matchesIfNoneMatch } from '../http/conditional.js';
 import { JSON_CONTENT_TYPE, sendBody, sendNotModified } from '../http/respond.js';
-import type { Router } from '../http/router.js';
-import { serviceRequestFor } from '../http/service-request.js';
 import type { NamePage } from '../service/discovery.js';
 import type { Outcome } from '../service/request.js';
-import { sendServiceError } from './error-responses.js';
+import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import type { RestDependencies } from './routes.js';
+import { GET_HEAD, type RestRoute } from './route.js';
+import { type ServiceCall, serviceHandler } from './service-handler.js';
 
-export const SEARCH_PATH = '/api/search';
-export const WALLET_PATH = '/api/wallet/:address';
+export const searchRoute: RestRoute = {
+  pattern: '/api/search',
+  methods: GET_HEAD,
+  handler: (deps) =>
+    serviceHandler(deps, (call) => {
+      const query = queryOf(call.req);
+      return answerPage(call, deps.config.profileCacheControl, async () => {
+        const outcome = await deps.profiles.searchProfiles(call.request, {
+          prefix: parameter(query, 'prefix') ?? null,
+          namespace: parameter(query, 'namespace'),
+          first: pageSize(parameter(query, 'limit')),
+          after: parameter(query, 'cursor'),
+        });
+        return { ...outcome, value: { names: outcome.value.names, nextCursor: outcome.value.nextCursor } };
+      });
+    }),
+};
 
-export function registerDiscoveryRoutes(router: Router, deps: RestDependencies): void {
-  router.on(['GET', 'HEAD'], SEARCH_PATH, (req, res) => void search(req, res, deps), { cors: true });
-  router.on(['GET', 'HEAD'], WALLET_PATH, (req, res, params) => void wallet(req, res, deps, params.address ?? ''), {
-    cors: true,
-  });
-}
-
-async function search(req: IncomingMessage, res: ServerResponse, deps: RestDependencies): Promise<void> {
-  const query = queryOf(req);
-  await answerPage(req, res, deps, async (request) => {
-    const outcome = await deps.profiles.searchProfiles(request, {
-      prefix: parameter(query, 'prefix') ?? null,
-      namespace: parameter(query, 'namespace'),
-      first: pageSize(parameter(query, 'limit')),
-      after: parameter(query, 'cursor'),
-    });
-    return { ...outcome, value: { names: outcome.value.names, nextCursor: outcome.value.nextCursor } };
-  });
-}
-
-async function wallet(req: IncomingMessage, res: ServerResponse, deps: RestDependencies, address: string) {
-  const query = queryOf(req);
-  await answerPage(req, res, deps, async (request) => {
-    const outcome = await deps.profiles.profilesByWallet(request, {
-      address,
-      first: pageSize(parameter(query, 'limit')),
-      after: parameter(query, 'cursor'),
-    });
-    return { ...outcome, value: { address, names: outcome.value.names, nextCursor: outcome.value.nextCursor } };
-  });
-}
+export const walletRoute: RestRoute = {
+  pattern: '/api/wallet/:address',
+  methods: GET_HEAD,
+  handler: (deps) =>
+    serviceHandler(deps, (call) => {
+      const query = queryOf(call.req);
+      const address = call.params.address ?? '';
+      return answerPage(call, deps.config.profileCacheControl, async () => {
+        const outcome = await deps.profiles.profilesByWallet(call.request, {
+          address,
+          first: pageSize(parameter(query, 'limit')),
+          after: parameter(query, 'cursor'),
+        });
+        return { ...outcome, value: { address, names: outcome.value.names, nextCursor: outcome.value.nextCursor } };
+      });
+    }),
+};
 
 type PageBody = Pick<NamePage, 'names' | 'nextCursor'> & { address?: string };
 
 async function answerPage(
-  req: IncomingMessage,
-  res: ServerResponse,
-  deps: RestDependencies,
-  list: (request: ReturnType<typeof serviceRequestFor>) => Promise<Outcome<PageBody>>,
+  { req, res }: ServiceCall,
+  profileCacheControl: string,
+  list: () => Promise<Outcome<PageBody>>,
 ): Promise<void> {
-  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
-  try {
-    const { value, rateLimit } = await list(request);
-    const body = JSON.stringify(value);
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-    const headers = { ...rateLimitHeaders(rateLimit), ETag: etag, 'Cache-Control': deps.config.profileCacheControl };
-    if (matchesIfNoneMatch(req, etag)) sendNotModified(res, headers);
-    else sendBody(req, res, 200, body, { ...headers, 'Content-Type': JSON_CONTENT_TYPE });
-  } catch (error) {
-    sendServiceError(req, res, error, {}, deps.logger);
-  }
-}
-
-function queryOf(req: IncomingMessage): URLSearchParams {
-  const url = req.url ?? '';
-  const at = url.indexOf('?');
-  return new URLSearchParams(at < 0 ? '' : url.slice(at + 1));
+  const { value, rateLimit } = await list();
+  const body = JSON.stringify(value);
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const headers = { ...rateLimitHeaders(rateLimit), ETag: etag, 'Cache-Control': profileCacheControl };
+  if (matchesIfNoneMatch(req, etag)) sendNotModified(res, headers);
+  else sendBody(req, res, 200, body, { ...headers, 'Content-Type': JSON_CONTENT_TYPE });
 }
 
 /**

@@ -7,6 +7,7 @@
  * method a path does not serve gets 405 with `Allow`, documented under each of its operations
  * (OpenAPI has no place for "any other method"). `HEAD` answers as `GET` without a body.
  */
+import { JSON_CONTENT_TYPE, sendBody } from '../http/respond.js';
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import { AVATAR_SIZE, INVALID_SIZE_MESSAGE, MAX_FALLBACK_URL_LENGTH } from '../service/avatars.js';
 import { INVALID_CURSOR_MESSAGE } from '../service/cursors.js';
@@ -19,6 +20,7 @@ import {
 } from '../service/discovery.js';
 import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
 import { RESOURCE_REQUIRED_MESSAGE } from '../service/webfinger.js';
+import { GET_HEAD, type RestRoute } from './route.js';
 
 export interface OpenApiOptions {
   /** PUBLIC_URL: the one server of the document. */
@@ -110,7 +112,7 @@ const NAME_ID_PARAMETER = {
   example: 'demo@me',
 };
 
-const GET_HEAD = 'GET and HEAD';
+const GET_AND_HEAD = 'GET and HEAD';
 
 function openApiDocumentPath(): Json {
   return getAndHead({
@@ -123,7 +125,7 @@ function openApiDocumentPath(): Json {
         headers: EVERY,
         content: { 'application/json': { schema: { type: 'object' } } },
       },
-      '405': methodNotAllowed(GET_HEAD),
+      '405': methodNotAllowed(GET_AND_HEAD),
     },
   });
 }
@@ -166,7 +168,7 @@ function ownerCheckPath(): Json {
         'Both email and name parameters are required',
         noStore,
       ),
-      '405': methodNotAllowed(GET_HEAD),
+      '405': methodNotAllowed(GET_AND_HEAD),
       '429': tooManyRequests(CACHING),
       '500': internalError(CACHING),
       '503': unavailable(CACHING),
@@ -201,7 +203,7 @@ function profilePath(): Json {
         '304': notModified(),
         '400': errorAnswer('An invalid name ID.', INVALID_NAME_MESSAGE, RATE_LIMIT),
         '404': errorAnswer('A valid name ID without a profile.', 'Profile not found', RATE_LIMIT),
-        ...lookupErrors(GET_HEAD),
+        ...lookupErrors(GET_AND_HEAD),
       },
     }),
   };
@@ -234,7 +236,7 @@ function eventsPath(): Json {
           },
         },
         '400': errorAnswer('An invalid name ID.', INVALID_NAME_MESSAGE, RATE_LIMIT),
-        '405': methodNotAllowed(GET_HEAD),
+        '405': methodNotAllowed(GET_AND_HEAD),
         '429': tooManyRequests(),
       },
     }),
@@ -386,7 +388,7 @@ function avatarPath(): Json {
           'No avatar',
           RATE_LIMIT,
         ),
-        ...lookupErrors(GET_HEAD),
+        ...lookupErrors(GET_AND_HEAD),
       },
     }),
   };
@@ -409,7 +411,7 @@ function vcardPath(): Json {
         '304': notModified(),
         '400': errorAnswer('An invalid name ID.', INVALID_NAME_MESSAGE, RATE_LIMIT),
         '404': errorAnswer('A valid name ID without a profile.', 'Profile not found', RATE_LIMIT),
-        ...lookupErrors(GET_HEAD),
+        ...lookupErrors(GET_AND_HEAD),
       },
     }),
   };
@@ -451,7 +453,7 @@ function webfingerPath(): Json {
         RATE_LIMIT,
       ),
       '404': errorAnswer('A valid name ID without a profile.', 'Profile not found', RATE_LIMIT),
-      ...lookupErrors(GET_HEAD),
+      ...lookupErrors(GET_AND_HEAD),
     },
   });
 }
@@ -489,7 +491,7 @@ function listing(get: Json, invalidDescription: string, invalidExample: string, 
       },
       '304': notModified(),
       '400': errorAnswer(invalidDescription, invalidExample, RATE_LIMIT),
-      ...lookupErrors(GET_HEAD),
+      ...lookupErrors(GET_AND_HEAD),
     },
   });
 }
@@ -756,3 +758,13 @@ export function openApiDocument({ publicUrl }: OpenApiOptions): Json {
     components: { schemas: SCHEMAS, headers: HEADERS },
   };
 }
+
+/** `GET /api/openapi.json`: the document, written once at start-up. */
+export const openApiRoute: RestRoute = {
+  pattern: '/api/openapi.json',
+  methods: GET_HEAD,
+  handler: (deps) => {
+    const json = JSON.stringify(openApiDocument({ publicUrl: deps.config.publicUrl }));
+    return (req, res) => sendBody(req, res, 200, json, { 'Content-Type': JSON_CONTENT_TYPE });
+  },
+};
