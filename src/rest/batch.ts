@@ -12,9 +12,27 @@ import { createHash } from 'node:crypto';
 import { matchesIfNoneMatch } from '../http/conditional.js';
 import { declaredTooLarge, mediaTypeOf, readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
 import { JSON_CONTENT_TYPE, sendBody, sendError, sendNotModified } from '../http/respond.js';
-import { canonicalName } from '../names/name-id.js';
+import { canonicalName, INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
+import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
 import type { RestDependencies } from './dependencies.js';
+import {
+  CACHEABLE,
+  CACHING,
+  EVERY,
+  errorAnswer,
+  type Headers,
+  internalError,
+  jsonContent,
+  LOOKUP_ERRORS,
+  notModified,
+  type Operation,
+  RATE_LIMIT,
+  type Response,
+  schemaRef,
+  tooManyRequests,
+  unavailable,
+} from './openapi-components.js';
 import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import type { RestRoute } from './route.js';
@@ -36,6 +54,7 @@ export const batchRoute: RestRoute = {
       // The POST answers are never cached, errors included.
       errorHeaders: (req) => (req.method === 'POST' ? NO_STORE : {}),
     }),
+  openApi: { get: byGetOperation(), post: byPostOperation() },
 };
 
 async function batchByGet(call: ServiceCall, deps: RestDependencies): Promise<void> {
@@ -137,4 +156,76 @@ function batchEtag(answers: ReadonlyMap<string, Profile | null>): string {
   const hash = createHash('sha256');
   for (const [name, profile] of answers) hash.update(`${name}\n${profile?.contentHash ?? ''}\n`);
   return `"${hash.digest('base64url').slice(0, 27)}"`;
+}
+
+function invalidBatch(extra: Headers): Response {
+  return {
+    description:
+      'No names, more than 100, an unreadable body, or an invalid name (then `name` is the first invalid one, as given).',
+    headers: { ...EVERY, ...RATE_LIMIT, ...extra },
+    content: jsonContent('InvalidInputError', { error: INVALID_NAME_MESSAGE, name: 'not-a-name' }),
+  };
+}
+
+function byGetOperation(): Operation {
+  return {
+    operationId: 'profiles',
+    summary: 'Up to 100 profiles at once',
+    description:
+      'One point of the profile budget per distinct name; answered with one database query. Keys are the ' +
+      'canonical names in the order first asked (equal names answered once), `null` where there is no profile.',
+    tags: ['Profiles'],
+    parameters: [
+      {
+        name: 'names',
+        in: 'query',
+        required: true,
+        description:
+          'Comma-separated name IDs (a name ID has no comma); the parameter may also be repeated. ' +
+          `1 to ${MAX_NAMES_PER_REQUEST}.`,
+        style: 'form',
+        explode: false,
+        schema: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_NAMES_PER_REQUEST },
+        example: ['demo@me', 'nobody@me'],
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The profiles.',
+        headers: CACHEABLE,
+        content: jsonContent('BatchResult'),
+      },
+      '304': notModified(),
+      '400': invalidBatch({}),
+      ...LOOKUP_ERRORS,
+    },
+  };
+}
+
+function byPostOperation(): Operation {
+  const noStore = CACHING;
+  return {
+    operationId: 'profilesByPost',
+    summary: 'Up to 100 profiles at once, names in a JSON body',
+    description: 'As the GET form, for lists that do not fit a URL. Answers are not cached (`no-store`).',
+    tags: ['Profiles'],
+    requestBody: {
+      required: true,
+      description: 'At most 64 KiB of `application/json`.',
+      content: { 'application/json': { schema: schemaRef('BatchRequest') } },
+    },
+    responses: {
+      '200': {
+        description: 'The profiles.',
+        headers: { ...EVERY, ...noStore, ...RATE_LIMIT },
+        content: jsonContent('BatchResult'),
+      },
+      '400': invalidBatch(noStore),
+      '413': errorAnswer('The body is over 64 KiB.', 'Request body too large, the limit is 65536 bytes', noStore),
+      '415': errorAnswer('The body is not `application/json`.', 'Expected application/json', noStore),
+      '429': tooManyRequests(noStore),
+      '500': internalError(noStore),
+      '503': unavailable(noStore),
+    },
+  };
 }

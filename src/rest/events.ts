@@ -10,6 +10,14 @@ import { EventStream } from '../http/event-stream.js';
 import { sendError } from '../http/respond.js';
 import { InvalidInputError } from '../service/errors.js';
 import type { LiveSink, LiveSubscription, LiveUpdates, ProfileChangeEvent } from '../service/live-updates.js';
+import {
+  CACHING,
+  EVERY,
+  INVALID_NAME_ID,
+  NAME_ID_PARAMETER,
+  RATE_LIMIT,
+  tooManyRequests,
+} from './openapi-components.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 import { type ServiceCall, serviceHandler } from './service-handler.js';
@@ -18,6 +26,36 @@ export const eventsRoute: RestRoute = {
   pattern: '/api/:name/events',
   methods: GET_HEAD,
   handler: (deps) => serviceHandler(deps, (call) => events(call, deps.live)),
+  openApi: {
+    pathParameters: { name: NAME_ID_PARAMETER },
+    get: {
+      operationId: 'profileEvents',
+      summary: 'Live updates of a profile (Server-Sent Events)',
+      description:
+        'A `text/event-stream` for `EventSource`: after each change of the profile, once lookups answer it, ' +
+        '`event: profile` whose data is exactly the `GET /api/{name_id}` document, or `event: deleted` with ' +
+        '`{"name": <name ID>}` when the name no longer has a profile. A comment line every 15 seconds keeps ' +
+        'proxies from closing the stream; a client that does not read is disconnected. One point of the profile ' +
+        'budget when opened; at most 20 open subscriptions per client address (GraphQL `profileChanged` ' +
+        'included), the next gets 429.',
+      tags: ['Profiles'],
+      responses: {
+        '200': {
+          description:
+            'The stream (`Cache-Control: no-store`); it stays open until the client or the server (at shutdown) ends it.',
+          headers: { ...EVERY, ...CACHING, ...RATE_LIMIT },
+          content: {
+            'text/event-stream': {
+              schema: { type: 'string' },
+              example: 'event: profile\ndata: {"name":"demo@me",…}\n\n',
+            },
+          },
+        },
+        '400': INVALID_NAME_ID,
+        '429': tooManyRequests(),
+      },
+    },
+  },
 };
 
 /** What the stream says of one change. */

@@ -1,9 +1,9 @@
 /** `GET /api/{name_id}`: the public profile document of a name ID, with ETag and 304. */
-import { matchesIfNoneMatch } from '../http/conditional.js';
-import { JSON_CONTENT_TYPE, sendBody, sendError, sendNotModified } from '../http/respond.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
+import { JSON_CONTENT_TYPE } from '../http/respond.js';
+import { CACHEABLE, FOUND_DOCUMENT_ANSWERS, jsonContent, NAME_ID_PARAMETER } from './openapi-components.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 import { serviceHandler } from './service-handler.js';
+import { sendFoundDocument } from './validated-answer.js';
 
 export const profileRoute: RestRoute = {
   pattern: '/api/:name',
@@ -11,13 +11,28 @@ export const profileRoute: RestRoute = {
   handler: (deps) =>
     serviceHandler(deps, async ({ req, res, params, request }) => {
       const { value: found, rateLimit } = await deps.profiles.lookupProfile(request, params.name ?? '');
-      const headers = rateLimitHeaders(rateLimit);
-      if (found === null) {
-        sendError(req, res, 404, 'Profile not found', headers);
-        return;
-      }
-      const cacheHeaders = { ...headers, ETag: found.etag, 'Cache-Control': deps.config.profileCacheControl };
-      if (matchesIfNoneMatch(req, found.etag)) sendNotModified(res, cacheHeaders);
-      else sendBody(req, res, 200, found.document, { ...cacheHeaders, 'Content-Type': JSON_CONTENT_TYPE });
+      const document = found && {
+        etag: found.etag,
+        body: found.document,
+        contentHeaders: { 'Content-Type': JSON_CONTENT_TYPE },
+      };
+      sendFoundDocument(req, res, document, { rateLimit, cacheControl: deps.config.profileCacheControl });
     }),
+  openApi: {
+    pathParameters: { name: NAME_ID_PARAMETER },
+    get: {
+      operationId: 'profile',
+      summary: 'The public profile of a name ID',
+      description: 'One point of the profile budget.',
+      tags: ['Profiles'],
+      responses: {
+        '200': {
+          description: 'The profile.',
+          headers: CACHEABLE,
+          content: jsonContent('Profile'),
+        },
+        ...FOUND_DOCUMENT_ANSWERS,
+      },
+    },
+  },
 };

@@ -19,8 +19,8 @@ import type { RestRoute } from './route.js';
 import { vcardRoute } from './vcard.js';
 import { webfingerRoute } from './webfinger.js';
 
-const ROUTES: readonly RestRoute[] = [
-  openApiRoute,
+/** The paths of the OpenAPI document, in its order (after the document itself). */
+const DOCUMENTED: readonly RestRoute[] = [
   ownerCheckRoute,
   batchRoute,
   profileRoute,
@@ -30,8 +30,9 @@ const ROUTES: readonly RestRoute[] = [
   webfingerRoute,
   searchRoute,
   walletRoute,
-  unknownApiPathRoute,
 ];
+
+const ROUTES: readonly RestRoute[] = [openApiRoute(DOCUMENTED), ...DOCUMENTED, unknownApiPathRoute];
 
 /** Every route is open to browsers of any origin (the CORS policy of src/http/cors.ts). */
 export function registerRestRoutes(router: Router, deps: RestDependencies): void {
