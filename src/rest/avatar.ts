@@ -5,17 +5,25 @@
  * 304s: conditional requests do not apply to redirects (RFC 9110 §13.2.1).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { matchesIfNoneMatch } from '../http/conditional.js';
-import { sendBody, sendError, sendNotModified } from '../http/respond.js';
-import type { Router } from '../http/router.js';
-import { serviceRequestFor } from '../http/service-request.js';
-import type { AvatarAnswer } from '../service/avatars.js';
-import { sendServiceError } from './error-responses.js';
+import { sendBody, sendError } from '../http/respond.js';
+import { AVATAR_SIZE, type AvatarAnswer, INVALID_SIZE_MESSAGE, MAX_FALLBACK_URL_LENGTH } from '../service/avatars.js';
+import {
+  EVERY,
+  errorAnswer,
+  headers as headerRefs,
+  LOOKUP_ERRORS,
+  NAME_ID_PARAMETER,
+  notModified,
+  type Operation,
+  RATE_LIMIT,
+  VALIDATOR,
+} from './openapi-components.js';
 import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import type { RestDependencies } from './routes.js';
+import { GET_HEAD, type RestRoute } from './route.js';
+import { serviceHandler } from './service-handler.js';
+import { sendValidated } from './validated-answer.js';
 
-export const AVATAR_PATH = '/api/:name/avatar';
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const SVG_CONTENT_TYPE = 'image/svg+xml';
 /** Whatever a browser makes of the SVG, it runs nothing and loads nothing (inline styles only). */
@@ -24,26 +32,21 @@ export const SVG_SECURITY_HEADERS: OutgoingHttpHeaders = {
   'X-Content-Type-Options': 'nosniff',
 };
 
-export function registerAvatarRoute(router: Router, deps: RestDependencies): void {
-  router.on(['GET', 'HEAD'], AVATAR_PATH, (req, res, params) => void avatar(req, res, deps, params.name ?? ''), {
-    cors: true,
-  });
-}
-
-async function avatar(req: IncomingMessage, res: ServerResponse, deps: RestDependencies, name: string): Promise<void> {
-  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
-  const query = queryOf(req);
-  try {
-    const { value, rateLimit } = await deps.avatars.lookupAvatar(request, name, {
-      size: query.getAll('size'),
-      fallback: query.getAll('fallback'),
-      version: query.getAll('v'),
-    });
-    send(req, res, value, { ...rateLimitHeaders(rateLimit) }, deps.config.profileCacheControl);
-  } catch (error) {
-    sendServiceError(req, res, error, {}, deps.logger);
-  }
-}
+export const avatarRoute: RestRoute = {
+  pattern: '/api/:name/avatar',
+  methods: GET_HEAD,
+  handler: (deps) =>
+    serviceHandler(deps, async ({ req, res, params, request }) => {
+      const query = queryOf(req);
+      const { value, rateLimit } = await deps.avatars.lookupAvatar(request, params.name ?? '', {
+        size: query.getAll('size'),
+        fallback: query.getAll('fallback'),
+        version: query.getAll('v'),
+      });
+      send(req, res, value, { ...rateLimitHeaders(rateLimit) }, deps.config.profileCacheControl);
+    }),
+  openApi: { pathParameters: { name: NAME_ID_PARAMETER }, get: avatarOperation() },
+};
 
 function send(
   req: IncomingMessage,
@@ -61,8 +64,87 @@ function send(
     sendBody(req, res, 302, '', { ...headers, ...caching, Location: answer.location });
     return;
   }
-  const validators = { ...headers, ...caching, ETag: answer.etag };
-  if (matchesIfNoneMatch(req, answer.etag)) sendNotModified(res, validators);
-  else
-    sendBody(req, res, 200, answer.svg, { ...validators, ...SVG_SECURITY_HEADERS, 'Content-Type': SVG_CONTENT_TYPE });
+  sendValidated(req, res, {
+    etag: answer.etag,
+    validators: { ...headers, ...caching, ETag: answer.etag },
+    body: answer.svg,
+    contentHeaders: { ...SVG_SECURITY_HEADERS, 'Content-Type': SVG_CONTENT_TYPE },
+  });
+}
+
+function avatarOperation(): Operation {
+  const caching = {
+    'Cache-Control': {
+      $ref: '#/components/headers/Cache-Control',
+      description:
+        '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`.',
+    },
+  };
+  return {
+    operationId: 'avatar',
+    summary: 'The avatar of a name ID, with a fallback',
+    description:
+      'Redirects to the profile `image` when it is an http(s) URL (the service never fetches it). Otherwise ' +
+      'the `fallback`: a generated SVG with the initial, a 404, or a redirect to a URL of the client. ' +
+      'One point of the profile budget.',
+    tags: ['Avatars'],
+    parameters: [
+      {
+        name: 'size',
+        in: 'query',
+        description: 'Width and height of the generated SVG, in pixels.',
+        schema: { type: 'integer', minimum: AVATAR_SIZE.min, maximum: AVATAR_SIZE.max, default: AVATAR_SIZE.default },
+      },
+      {
+        name: 'fallback',
+        in: 'query',
+        description:
+          '`initials`, `404`, or an https URL to redirect to when there is no http(s) image (a URI once serialised: ' +
+          'characters such as `\\`, `{`, `|` percent-encoded).',
+        schema: {
+          anyOf: [
+            { type: 'string', enum: ['initials', '404'] },
+            { type: 'string', format: 'uri', pattern: '^https://', maxLength: MAX_FALLBACK_URL_LENGTH },
+          ],
+          default: 'initials',
+        },
+      },
+      {
+        name: 'v',
+        in: 'query',
+        description:
+          'The avatar version, as GraphQL `Profile.avatarUrl` writes it; makes the answer cacheable for good.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The generated SVG: safe to open directly (no script, a strict Content-Security-Policy).',
+        headers: {
+          ...EVERY,
+          ...VALIDATOR,
+          ...caching,
+          ...RATE_LIMIT,
+          ...headerRefs('Content-Security-Policy', 'X-Content-Type-Options'),
+        },
+        content: { 'image/svg+xml': { schema: { type: 'string' } } },
+      },
+      '302': {
+        description: 'To the stored image, or to the fallback URL.',
+        headers: { ...EVERY, ...headerRefs('Location'), ...caching, ...RATE_LIMIT },
+      },
+      '304': notModified(),
+      '400': errorAnswer(
+        'An invalid name ID, size or fallback (checked in that order).',
+        INVALID_SIZE_MESSAGE,
+        RATE_LIMIT,
+      ),
+      '404': errorAnswer(
+        '`fallback=404` and no profile (`Profile not found`) or no http(s) image (`No avatar`).',
+        'No avatar',
+        RATE_LIMIT,
+      ),
+      ...LOOKUP_ERRORS,
+    },
+  };
 }

@@ -9,20 +9,35 @@
  * keys in the order first asked; each document is the profile's ready bytes, embedded as they are.
  */
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { matchesIfNoneMatch } from '../http/conditional.js';
 import { declaredTooLarge, mediaTypeOf, readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
 import { JSON_CONTENT_TYPE, sendBody, sendError, sendNotModified } from '../http/respond.js';
-import type { Router } from '../http/router.js';
-import { serviceRequestFor } from '../http/service-request.js';
-import { canonicalName } from '../names/name-id.js';
+import { canonicalName, INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
-import { sendServiceError } from './error-responses.js';
+import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
+import type { RestDependencies } from './dependencies.js';
+import {
+  CACHEABLE,
+  CACHING,
+  EVERY,
+  errorAnswer,
+  type Headers,
+  internalError,
+  jsonContent,
+  LOOKUP_ERRORS,
+  notModified,
+  type Operation,
+  RATE_LIMIT,
+  type Response,
+  schemaRef,
+  tooManyRequests,
+  unavailable,
+} from './openapi-components.js';
 import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import type { RestDependencies } from './routes.js';
+import type { RestRoute } from './route.js';
+import { type ServiceCall, serviceHandler } from './service-handler.js';
 
-export const BATCH_PATH = '/api/profiles';
 export const NAMES_REQUIRED_MESSAGE = 'The names parameter is required';
 export const INVALID_JSON_BODY_MESSAGE = 'Invalid JSON body';
 export const EXPECTED_JSON_MESSAGE = 'Expected application/json';
@@ -31,16 +46,19 @@ export const MAX_BATCH_BODY_BYTES = 64 * 1024;
 
 const NO_STORE = { 'Cache-Control': 'no-store' } as const;
 
-export function registerBatchRoutes(router: Router, deps: RestDependencies): void {
-  router.on(
-    ['GET', 'HEAD', 'POST'],
-    BATCH_PATH,
-    (req, res) => void (req.method === 'POST' ? batchByPost(req, res, deps) : batchByGet(req, res, deps)),
-    { cors: true },
-  );
-}
+export const batchRoute: RestRoute = {
+  pattern: '/api/profiles',
+  methods: ['GET', 'HEAD', 'POST'],
+  handler: (deps) =>
+    serviceHandler(deps, (call) => (call.req.method === 'POST' ? batchByPost(call, deps) : batchByGet(call, deps)), {
+      // The POST answers are never cached, errors included.
+      errorHeaders: (req) => (req.method === 'POST' ? NO_STORE : {}),
+    }),
+  openApi: { get: byGetOperation(), post: byPostOperation() },
+};
 
-async function batchByGet(req: IncomingMessage, res: ServerResponse, deps: RestDependencies): Promise<void> {
+async function batchByGet(call: ServiceCall, deps: RestDependencies): Promise<void> {
+  const { req, res } = call;
   // `names` given several times is read as one list: `?names=a@x&names=b@y` = `?names=a@x,b@y`.
   const given = queryOf(req)
     .getAll('names')
@@ -50,10 +68,11 @@ async function batchByGet(req: IncomingMessage, res: ServerResponse, deps: RestD
     return;
   }
   // A name ID cannot contain a comma, so splitting on commas loses nothing.
-  await answerBatch(req, res, deps, given.join(',').split(','), 'GET');
+  await answerBatch(call, deps, given.join(',').split(','), 'GET');
 }
 
-async function batchByPost(req: IncomingMessage, res: ServerResponse, deps: RestDependencies): Promise<void> {
+async function batchByPost(call: ServiceCall, deps: RestDependencies): Promise<void> {
+  const { req, res } = call;
   if (mediaTypeOf(req) !== 'application/json') {
     sendError(req, res, 415, EXPECTED_JSON_MESSAGE, NO_STORE);
     return;
@@ -74,7 +93,7 @@ async function batchByPost(req: IncomingMessage, res: ServerResponse, deps: Rest
   const names = namesOfBody(read.body);
   if (names === null) sendError(req, res, 400, INVALID_JSON_BODY_MESSAGE, NO_STORE);
   else if (names.length === 0) sendError(req, res, 400, NAMES_REQUIRED_MESSAGE, NO_STORE);
-  else await answerBatch(req, res, deps, names, 'POST');
+  else await answerBatch(call, deps, names, 'POST');
 }
 
 /** The `names` of a body `{"names": [<string>, …]}` (other keys are ignored), or null for anything else. */
@@ -92,38 +111,32 @@ export function namesOfBody(body: Buffer): string[] | null {
 }
 
 async function answerBatch(
-  req: IncomingMessage,
-  res: ServerResponse,
+  { req, res, request }: ServiceCall,
   deps: RestDependencies,
   names: string[],
   method: 'GET' | 'POST',
 ): Promise<void> {
-  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
-  try {
-    const { value: profiles, rateLimit } = await deps.profiles.lookupProfiles(request, names);
-    // Every name is valid here; equal names after canonicalisation are answered once, first place kept.
-    const answers = new Map<string, Profile | null>();
-    names.forEach((name, index) => {
-      const key = canonicalName(name);
-      if (!answers.has(key)) answers.set(key, profiles[index] ?? null);
-    });
-    const body = batchDocument(answers);
-    const headers = { ...rateLimitHeaders(rateLimit), 'Content-Type': JSON_CONTENT_TYPE };
-    if (method === 'POST') {
-      sendBody(req, res, 200, body, { ...headers, ...NO_STORE });
-      return;
-    }
-    const etag = batchEtag(answers);
-    const cacheHeaders = {
-      ...rateLimitHeaders(rateLimit),
-      ETag: etag,
-      'Cache-Control': deps.config.profileCacheControl,
-    };
-    if (matchesIfNoneMatch(req, etag)) sendNotModified(res, cacheHeaders);
-    else sendBody(req, res, 200, body, { ...headers, ...cacheHeaders });
-  } catch (error) {
-    sendServiceError(req, res, error, method === 'POST' ? NO_STORE : {}, deps.logger);
+  const { value: profiles, rateLimit } = await deps.profiles.lookupProfiles(request, names);
+  // Every name is valid here; equal names after canonicalisation are answered once, first place kept.
+  const answers = new Map<string, Profile | null>();
+  names.forEach((name, index) => {
+    const key = canonicalName(name);
+    if (!answers.has(key)) answers.set(key, profiles[index] ?? null);
+  });
+  const body = batchDocument(answers);
+  const headers = { ...rateLimitHeaders(rateLimit), 'Content-Type': JSON_CONTENT_TYPE };
+  if (method === 'POST') {
+    sendBody(req, res, 200, body, { ...headers, ...NO_STORE });
+    return;
   }
+  const etag = batchEtag(answers);
+  const cacheHeaders = {
+    ...rateLimitHeaders(rateLimit),
+    ETag: etag,
+    'Cache-Control': deps.config.profileCacheControl,
+  };
+  if (matchesIfNoneMatch(req, etag)) sendNotModified(res, cacheHeaders);
+  else sendBody(req, res, 200, body, { ...headers, ...cacheHeaders });
 }
 
 function batchDocument(answers: ReadonlyMap<string, Profile | null>): Buffer {
@@ -143,4 +156,76 @@ function batchEtag(answers: ReadonlyMap<string, Profile | null>): string {
   const hash = createHash('sha256');
   for (const [name, profile] of answers) hash.update(`${name}\n${profile?.contentHash ?? ''}\n`);
   return `"${hash.digest('base64url').slice(0, 27)}"`;
+}
+
+function invalidBatch(extra: Headers): Response {
+  return {
+    description:
+      'No names, more than 100, an unreadable body, or an invalid name (then `name` is the first invalid one, as given).',
+    headers: { ...EVERY, ...RATE_LIMIT, ...extra },
+    content: jsonContent('InvalidInputError', { error: INVALID_NAME_MESSAGE, name: 'not-a-name' }),
+  };
+}
+
+function byGetOperation(): Operation {
+  return {
+    operationId: 'profiles',
+    summary: 'Up to 100 profiles at once',
+    description:
+      'One point of the profile budget per distinct name; answered with one database query. Keys are the ' +
+      'canonical names in the order first asked (equal names answered once), `null` where there is no profile.',
+    tags: ['Profiles'],
+    parameters: [
+      {
+        name: 'names',
+        in: 'query',
+        required: true,
+        description:
+          'Comma-separated name IDs (a name ID has no comma); the parameter may also be repeated. ' +
+          `1 to ${MAX_NAMES_PER_REQUEST}.`,
+        style: 'form',
+        explode: false,
+        schema: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_NAMES_PER_REQUEST },
+        example: ['demo@me', 'nobody@me'],
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The profiles.',
+        headers: CACHEABLE,
+        content: jsonContent('BatchResult'),
+      },
+      '304': notModified(),
+      '400': invalidBatch({}),
+      ...LOOKUP_ERRORS,
+    },
+  };
+}
+
+function byPostOperation(): Operation {
+  const noStore = CACHING;
+  return {
+    operationId: 'profilesByPost',
+    summary: 'Up to 100 profiles at once, names in a JSON body',
+    description: 'As the GET form, for lists that do not fit a URL. Answers are not cached (`no-store`).',
+    tags: ['Profiles'],
+    requestBody: {
+      required: true,
+      description: 'At most 64 KiB of `application/json`.',
+      content: { 'application/json': { schema: schemaRef('BatchRequest') } },
+    },
+    responses: {
+      '200': {
+        description: 'The profiles.',
+        headers: { ...EVERY, ...noStore, ...RATE_LIMIT },
+        content: jsonContent('BatchResult'),
+      },
+      '400': invalidBatch(noStore),
+      '413': errorAnswer('The body is over 64 KiB.', 'Request body too large, the limit is 65536 bytes', noStore),
+      '415': errorAnswer('The body is not `application/json`.', 'Expected application/json', noStore),
+      '429': tooManyRequests(noStore),
+      '500': internalError(noStore),
+      '503': unavailable(noStore),
+    },
+  };
 }

@@ -9,77 +9,177 @@
  * twice is invalid, as for the owner check.
  */
 import { createHash } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { matchesIfNoneMatch } from '../http/conditional.js';
-import { JSON_CONTENT_TYPE, sendBody, sendNotModified } from '../http/respond.js';
-import type { Router } from '../http/router.js';
-import { serviceRequestFor } from '../http/service-request.js';
-import type { NamePage } from '../service/discovery.js';
+import { JSON_CONTENT_TYPE } from '../http/respond.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  INVALID_ADDRESS_MESSAGE,
+  MAX_ADDRESS_LENGTH,
+  MAX_PAGE_SIZE,
+  MISSING_PREFIX_MESSAGE,
+  type NamePage,
+} from '../service/discovery.js';
 import type { Outcome } from '../service/request.js';
-import { sendServiceError } from './error-responses.js';
+import {
+  CACHEABLE,
+  errorAnswer,
+  jsonContent,
+  LOOKUP_ERRORS,
+  notModified,
+  type Operation,
+  type Parameter,
+  RATE_LIMIT,
+} from './openapi-components.js';
+import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
-import type { RestDependencies } from './routes.js';
+import { GET_HEAD, type RestRoute } from './route.js';
+import { type ServiceCall, serviceHandler } from './service-handler.js';
+import { sendValidated } from './validated-answer.js';
 
-export const SEARCH_PATH = '/api/search';
-export const WALLET_PATH = '/api/wallet/:address';
+const PAGE_PARAMETERS: readonly Parameter[] = [
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: `Names per page, 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}). A page is cut short when the profile budget has fewer points left.`,
+    schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE },
+  },
+  {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description: 'The `nextCursor` of the previous page of the same query; absent or empty for the first page.',
+    schema: { type: 'string' },
+  },
+];
 
-export function registerDiscoveryRoutes(router: Router, deps: RestDependencies): void {
-  router.on(['GET', 'HEAD'], SEARCH_PATH, (req, res) => void search(req, res, deps), { cors: true });
-  router.on(['GET', 'HEAD'], WALLET_PATH, (req, res, params) => void wallet(req, res, deps, params.address ?? ''), {
-    cors: true,
-  });
+const LISTING_BUDGET =
+  'Costs one point of the profile budget per name returned, at least one, like looking the names up one by one.';
+
+/** A page of names: search and reverse lookup answer alike. */
+function listing(
+  operation: Omit<Operation, 'tags' | 'responses'>,
+  invalid: { description: string; example: string },
+  schema: string,
+): Operation {
+  return {
+    ...operation,
+    tags: ['Discovery'],
+    responses: {
+      '200': {
+        description: 'A page of names in Unicode code-point order.',
+        headers: CACHEABLE,
+        content: jsonContent(schema),
+      },
+      '304': notModified(),
+      '400': errorAnswer(invalid.description, invalid.example, RATE_LIMIT),
+      ...LOOKUP_ERRORS,
+    },
+  };
 }
 
-async function search(req: IncomingMessage, res: ServerResponse, deps: RestDependencies): Promise<void> {
-  const query = queryOf(req);
-  await answerPage(req, res, deps, async (request) => {
-    const outcome = await deps.profiles.searchProfiles(request, {
-      prefix: parameter(query, 'prefix') ?? null,
-      namespace: parameter(query, 'namespace'),
-      first: pageSize(parameter(query, 'limit')),
-      after: parameter(query, 'cursor'),
-    });
-    return { ...outcome, value: { names: outcome.value.names, nextCursor: outcome.value.nextCursor } };
-  });
-}
+export const searchRoute: RestRoute = {
+  pattern: '/api/search',
+  methods: GET_HEAD,
+  handler: (deps) =>
+    serviceHandler(deps, (call) => {
+      const query = queryOf(call.req);
+      return answerPage(call, deps.config.profileCacheControl, async () => {
+        const outcome = await deps.profiles.searchProfiles(call.request, {
+          prefix: parameter(query, 'prefix') ?? null,
+          namespace: parameter(query, 'namespace'),
+          first: pageSize(parameter(query, 'limit')),
+          after: parameter(query, 'cursor'),
+        });
+        return { ...outcome, value: { names: outcome.value.names, nextCursor: outcome.value.nextCursor } };
+      });
+    }),
+  openApi: {
+    get: listing(
+      {
+        operationId: 'searchProfiles',
+        summary: 'Names whose local part starts with a prefix',
+        description: `Ordered by canonical name in Unicode code-point order, a page at a time. ${LISTING_BUDGET}`,
+        parameters: [
+          {
+            name: 'prefix',
+            in: 'query',
+            required: true,
+            description:
+              '1 to 63 letters, digits, `.`, `_` or `-`, starting with a letter or digit; canonicalised like a name (NFC, lower case).',
+            schema: { type: 'string' },
+            example: 'de',
+          },
+          {
+            name: 'namespace',
+            in: 'query',
+            required: false,
+            description: 'Only names in this namespace; all when absent.',
+            schema: { type: 'string' },
+            example: 'me',
+          },
+          ...PAGE_PARAMETERS,
+        ],
+      },
+      { description: 'No prefix, an invalid prefix, namespace, limit or cursor.', example: MISSING_PREFIX_MESSAGE },
+      'NamePage',
+    ),
+  },
+};
 
-async function wallet(req: IncomingMessage, res: ServerResponse, deps: RestDependencies, address: string) {
-  const query = queryOf(req);
-  await answerPage(req, res, deps, async (request) => {
-    const outcome = await deps.profiles.profilesByWallet(request, {
-      address,
-      first: pageSize(parameter(query, 'limit')),
-      after: parameter(query, 'cursor'),
-    });
-    return { ...outcome, value: { address, names: outcome.value.names, nextCursor: outcome.value.nextCursor } };
-  });
-}
+export const walletRoute: RestRoute = {
+  pattern: '/api/wallet/:address',
+  methods: GET_HEAD,
+  handler: (deps) =>
+    serviceHandler(deps, (call) => {
+      const query = queryOf(call.req);
+      const address = call.params.address ?? '';
+      return answerPage(call, deps.config.profileCacheControl, async () => {
+        const outcome = await deps.profiles.profilesByWallet(call.request, {
+          address,
+          first: pageSize(parameter(query, 'limit')),
+          after: parameter(query, 'cursor'),
+        });
+        return { ...outcome, value: { address, names: outcome.value.names, nextCursor: outcome.value.nextCursor } };
+      });
+    }),
+  openApi: {
+    pathParameters: {
+      address: {
+        name: 'address',
+        in: 'path',
+        required: true,
+        description: `The address, 1 to ${MAX_ADDRESS_LENGTH} characters, percent-encoded where needed.`,
+        schema: { type: 'string' },
+        example: '0x0000000000000000000000000000000000de0000',
+      },
+    },
+    get: listing(
+      {
+        operationId: 'profilesByWallet',
+        summary: 'Names of the profiles whose crypto records list an address',
+        description:
+          '`0x` (EVM) addresses match without regard to case, others exactly. These are claims the profiles make, ' +
+          `not verified ownership. Ordered by name in Unicode code-point order. ${LISTING_BUDGET}`,
+        parameters: PAGE_PARAMETERS,
+      },
+      { description: 'An invalid address, limit or cursor.', example: INVALID_ADDRESS_MESSAGE },
+      'WalletPage',
+    ),
+  },
+};
 
 type PageBody = Pick<NamePage, 'names' | 'nextCursor'> & { address?: string };
 
 async function answerPage(
-  req: IncomingMessage,
-  res: ServerResponse,
-  deps: RestDependencies,
-  list: (request: ReturnType<typeof serviceRequestFor>) => Promise<Outcome<PageBody>>,
+  { req, res }: ServiceCall,
+  profileCacheControl: string,
+  list: () => Promise<Outcome<PageBody>>,
 ): Promise<void> {
-  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
-  try {
-    const { value, rateLimit } = await list(request);
-    const body = JSON.stringify(value);
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-    const headers = { ...rateLimitHeaders(rateLimit), ETag: etag, 'Cache-Control': deps.config.profileCacheControl };
-    if (matchesIfNoneMatch(req, etag)) sendNotModified(res, headers);
-    else sendBody(req, res, 200, body, { ...headers, 'Content-Type': JSON_CONTENT_TYPE });
-  } catch (error) {
-    sendServiceError(req, res, error, {}, deps.logger);
-  }
-}
-
-function queryOf(req: IncomingMessage): URLSearchParams {
-  const url = req.url ?? '';
-  const at = url.indexOf('?');
-  return new URLSearchParams(at < 0 ? '' : url.slice(at + 1));
+  const { value, rateLimit } = await list();
+  const body = JSON.stringify(value);
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const headers = { ...rateLimitHeaders(rateLimit), ETag: etag, 'Cache-Control': profileCacheControl };
+  sendValidated(req, res, { etag, validators: headers, body, contentHeaders: { 'Content-Type': JSON_CONTENT_TYPE } });
 }
 
 /**

@@ -1,45 +1,42 @@
 /** `GET /api/{name_id}/vcard`: the vCard service's answer as HTTP, a download with ETag/304. */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { matchesIfNoneMatch } from '../http/conditional.js';
-import { sendBody, sendError, sendNotModified } from '../http/respond.js';
-import type { Router } from '../http/router.js';
-import { serviceRequestFor } from '../http/service-request.js';
-import { sendServiceError } from './error-responses.js';
-import { rateLimitHeaders } from './rate-limit-headers.js';
-import type { RestDependencies } from './routes.js';
+import { CACHEABLE, FOUND_DOCUMENT_ANSWERS, headers as headerRefs, NAME_ID_PARAMETER } from './openapi-components.js';
+import { GET_HEAD, type RestRoute } from './route.js';
+import { serviceHandler } from './service-handler.js';
+import { sendFoundDocument } from './validated-answer.js';
 
-export const VCARD_PATH = '/api/:name/vcard';
 export const VCARD_CONTENT_TYPE = 'text/vcard; charset=utf-8';
 
-export function registerVCardRoute(router: Router, deps: RestDependencies): void {
-  router.on(['GET', 'HEAD'], VCARD_PATH, (req, res, params) => void vcard(req, res, deps, params.name ?? ''), {
-    cors: true,
-  });
-}
-
-async function vcard(req: IncomingMessage, res: ServerResponse, deps: RestDependencies, name: string): Promise<void> {
-  const request = serviceRequestFor(req, res, deps.config.trustProxyHops);
-  try {
-    const { value: card, rateLimit } = await deps.vcards.lookupVCard(request, name);
-    const headers = rateLimitHeaders(rateLimit);
-    if (card === null) {
-      sendError(req, res, 404, 'Profile not found', headers);
-      return;
-    }
-    const validators = { ...headers, ETag: card.etag, 'Cache-Control': deps.config.profileCacheControl };
-    if (matchesIfNoneMatch(req, card.etag)) {
-      sendNotModified(res, validators);
-      return;
-    }
-    sendBody(req, res, 200, card.text, {
-      ...validators,
-      'Content-Type': VCARD_CONTENT_TYPE,
-      'Content-Disposition': attachment(card.filename),
-    });
-  } catch (error) {
-    sendServiceError(req, res, error, {}, deps.logger);
-  }
-}
+export const vcardRoute: RestRoute = {
+  pattern: '/api/:name/vcard',
+  methods: GET_HEAD,
+  handler: (deps) =>
+    serviceHandler(deps, async ({ req, res, params, request }) => {
+      const { value: card, rateLimit } = await deps.vcards.lookupVCard(request, params.name ?? '');
+      const document = card && {
+        etag: card.etag,
+        body: card.text,
+        contentHeaders: { 'Content-Type': VCARD_CONTENT_TYPE, 'Content-Disposition': attachment(card.filename) },
+      };
+      sendFoundDocument(req, res, document, { rateLimit, cacheControl: deps.config.profileCacheControl });
+    }),
+  openApi: {
+    pathParameters: { name: NAME_ID_PARAMETER },
+    get: {
+      operationId: 'vcard',
+      summary: 'The profile as a vCard 4.0 (RFC 6350)',
+      description: 'A download for address books. One point of the profile budget.',
+      tags: ['Profiles'],
+      responses: {
+        '200': {
+          description: 'The vCard.',
+          headers: { ...CACHEABLE, ...headerRefs('Content-Disposition') },
+          content: { 'text/vcard': { schema: { type: 'string' } } },
+        },
+        ...FOUND_DOCUMENT_ANSWERS,
+      },
+    },
+  },
+};
 
 /**
  * `attachment; filename="…"`, plus RFC 6266's `filename*` (RFC 8187 UTF-8, percent-encoded) when

@@ -1,0 +1,22 @@
+/**
+ * What the REST routes are built from: the services they call and the settings they read. The
+ * composition root (src/app.ts) builds one; each route module receives it and imports nothing
+ * back from the route list.
+ */
+import type { Config } from '../config/config.js';
+import type { Logger } from '../ops/logger.js';
+import type { AvatarService } from '../service/avatars.js';
+import type { LiveUpdates } from '../service/live-updates.js';
+import type { ProfilesService } from '../service/profiles-service.js';
+import type { VCardService } from '../service/vcard.js';
+import type { WebFingerService } from '../service/webfinger.js';
+
+export interface RestDependencies {
+  profiles: ProfilesService;
+  avatars: AvatarService;
+  vcards: VCardService;
+  webfinger: WebFingerService;
+  live: LiveUpdates;
+  config: Config;
+  logger: Logger;
+}

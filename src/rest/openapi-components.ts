@@ -1,0 +1,309 @@
+/**
+ * What the OpenAPI descriptions of the REST routes share: the few OpenAPI 3.1 types they are
+ * written in, the schemas and headers under `components`, and the answers many paths give
+ * (errors, 304). Each route module describes its own path with these; openapi.ts assembles the
+ * document.
+ *
+ * Every answer carries X-Request-Id and, on these paths, `Access-Control-Allow-Origin: *`.
+ */
+import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
+import { INVALID_CURSOR_MESSAGE } from '../service/cursors.js';
+import { MAX_PAGE_SIZE } from '../service/discovery.js';
+import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
+
+/** A JSON Schema (2020-12, the dialect of OpenAPI 3.1); the tests compile it with Ajv. */
+export type Schema = Readonly<Record<string, unknown>>;
+
+export interface Reference {
+  readonly $ref: string;
+  /** Overrides the description of what is referenced (OpenAPI 3.1). */
+  readonly description?: string;
+}
+
+export interface Header {
+  readonly schema: Schema;
+  readonly description: string;
+  readonly required?: boolean;
+}
+
+export type Headers = Readonly<Record<string, Reference>>;
+
+export interface MediaType {
+  readonly schema: Schema | Reference;
+  readonly example?: unknown;
+}
+
+export interface Response {
+  readonly description: string;
+  readonly headers?: Headers;
+  readonly content?: Readonly<Record<string, MediaType>>;
+}
+
+export type Responses = Readonly<Record<string, Response>>;
+
+export interface Parameter {
+  readonly name: string;
+  readonly in: 'path' | 'query';
+  readonly required?: boolean;
+  readonly description: string;
+  readonly style?: 'form';
+  readonly explode?: boolean;
+  readonly schema: Schema;
+  readonly example?: unknown;
+}
+
+export interface Operation {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tags?: readonly string[];
+  readonly parameters?: readonly Parameter[];
+  readonly requestBody?: {
+    readonly required: boolean;
+    readonly description: string;
+    readonly content: Readonly<Record<string, MediaType>>;
+  };
+  readonly responses: Responses;
+}
+
+const header = (name: string): Reference => ({ $ref: `#/components/headers/${name}` });
+export const headers = (...names: string[]): Headers => Object.fromEntries(names.map((name) => [name, header(name)]));
+
+/** On every answer of these paths. */
+export const EVERY = headers('X-Request-Id', 'Access-Control-Allow-Origin');
+export const RATE_LIMIT = headers('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
+const RETRY_AFTER = headers('Retry-After');
+export const CACHING = headers('Cache-Control');
+export const VALIDATOR = headers('ETag');
+
+export const schemaRef = (name: string): Reference => ({ $ref: `#/components/schemas/${name}` });
+
+export const jsonContent = (schema: string, example?: unknown): Record<string, MediaType> => ({
+  'application/json': { schema: schemaRef(schema), ...(example === undefined ? {} : { example }) },
+});
+
+export const errorAnswer = (description: string, example: string, extra: Headers = {}): Response => ({
+  description,
+  headers: { ...EVERY, ...extra },
+  content: jsonContent('Error', { error: example }),
+});
+
+/** The 405 the router gives every method a path does not serve; `allow` names those it does. */
+export const methodNotAllowed = (allow: string): Response => ({
+  description: `Another method than ${allow} on this path; \`Allow\` lists those.`,
+  headers: { ...EVERY, ...headers('Allow') },
+  content: jsonContent('Error', { error: 'Method not allowed' }),
+});
+
+export const internalError = (extra: Headers = {}): Response =>
+  errorAnswer('Something unexpected failed; the details are only in the server log.', 'Internal server error', extra);
+
+export const tooManyRequests = (extra: Headers = {}): Response =>
+  errorAnswer('The client used up its budget.', 'Too many requests, retry in 42 seconds', {
+    ...RATE_LIMIT,
+    ...RETRY_AFTER,
+    ...extra,
+  });
+
+export const unavailable = (extra: Headers = {}): Response =>
+  errorAnswer('The database cannot be reached or is too slow; retry later.', 'Service unavailable', {
+    ...RATE_LIMIT,
+    ...RETRY_AFTER,
+    ...extra,
+  });
+
+export const notModified = (extra: Headers = {}): Response => ({
+  description: 'Not modified: `If-None-Match` matched the current ETag. No body.',
+  headers: { ...EVERY, ...VALIDATOR, ...CACHING, ...RATE_LIMIT, ...extra },
+});
+
+/** The answers every profile-budgeted lookup shares (and the 405 every path gets). */
+export const LOOKUP_ERRORS: Responses = {
+  '429': tooManyRequests(),
+  '500': internalError(),
+  '503': unavailable(),
+};
+
+export const INVALID_NAME_ID = errorAnswer('An invalid name ID.', INVALID_NAME_MESSAGE, RATE_LIMIT);
+export const PROFILE_NOT_FOUND = errorAnswer('A valid name ID without a profile.', 'Profile not found', RATE_LIMIT);
+
+/** The headers of a 200 that may be cached and revalidated. */
+export const CACHEABLE = { ...EVERY, ...VALIDATOR, ...CACHING, ...RATE_LIMIT };
+
+/** What a lookup of one name's document answers besides its 200 (see sendFoundDocument). */
+export const FOUND_DOCUMENT_ANSWERS: Responses = {
+  '304': notModified(),
+  '400': INVALID_NAME_ID,
+  '404': PROFILE_NOT_FOUND,
+  ...LOOKUP_ERRORS,
+};
+
+export const NAME_ID_PARAMETER: Parameter = {
+  name: 'name_id',
+  in: 'path',
+  required: true,
+  description: 'A name ID `<local>@<domain>`, case-insensitive, optionally percent-encoded (decoded once).',
+  schema: { type: 'string', maxLength: 1024 },
+  example: 'demo@me',
+};
+
+const PAGE_NAMES = {
+  type: 'array',
+  items: { type: 'string', description: 'A canonical name ID.' },
+  maxItems: MAX_PAGE_SIZE,
+};
+const NEXT_CURSOR = {
+  type: ['string', 'null'],
+  description: `Pass it as \`cursor\` for the next page; null on the last page. Opaque; a cursor of another query is refused (400 "${INVALID_CURSOR_MESSAGE}").`,
+};
+
+export const SCHEMAS: Readonly<Record<string, Schema>> = {
+  NamePage: {
+    type: 'object',
+    required: ['names', 'nextCursor'],
+    additionalProperties: false,
+    properties: { names: PAGE_NAMES, nextCursor: NEXT_CURSOR },
+  },
+  WalletPage: {
+    type: 'object',
+    required: ['address', 'names', 'nextCursor'],
+    additionalProperties: false,
+    properties: {
+      address: { type: 'string', description: 'The address as given.' },
+      names: PAGE_NAMES,
+      nextCursor: NEXT_CURSOR,
+    },
+  },
+  Profile: {
+    type: 'object',
+    required: ['name', 'description', 'image', 'attributes', 'records'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', description: 'Canonical name ID (NFC, lower case).' },
+      description: { type: 'string' },
+      image: { type: 'string', description: 'Avatar URL; empty when unset.' },
+      attributes: { type: 'array', items: { $ref: '#/components/schemas/Attribute' }, minItems: 3, maxItems: 3 },
+      records: {
+        type: 'object',
+        description: 'Records by numeric key. Locate a record by its `type`, not by its key.',
+        propertyNames: { pattern: '^(0|[1-9][0-9]*)$' },
+        additionalProperties: { $ref: '#/components/schemas/Record' },
+      },
+    },
+  },
+  Attribute: {
+    type: 'object',
+    required: ['trait_type', 'value'],
+    additionalProperties: false,
+    properties: {
+      trait_type: { type: 'string', enum: ['domain', 'level', 'length'] },
+      value: { oneOf: [{ type: 'string' }, { type: 'integer' }] },
+    },
+  },
+  Record: {
+    type: 'object',
+    required: ['type', 'value'],
+    additionalProperties: false,
+    properties: {
+      type: { type: 'string', examples: ['name', 'email', 'website', 'phone', 'social', 'crypto'] },
+      value: {
+        oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: { type: 'string' } }],
+      },
+    },
+  },
+  BatchRequest: {
+    type: 'object',
+    required: ['names'],
+    description: 'Other keys are ignored.',
+    properties: {
+      names: { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: MAX_NAMES_PER_REQUEST },
+    },
+  },
+  BatchResult: {
+    type: 'object',
+    required: ['profiles'],
+    additionalProperties: false,
+    properties: {
+      profiles: {
+        type: 'object',
+        description: 'By canonical name, in the order first asked; null where there is no profile.',
+        additionalProperties: { anyOf: [{ $ref: '#/components/schemas/Profile' }, { type: 'null' }] },
+      },
+    },
+  },
+  OwnerCheckResult: {
+    type: 'object',
+    required: ['hasCreated', 'email', 'name'],
+    additionalProperties: false,
+    properties: {
+      hasCreated: { type: 'boolean' },
+      email: { type: 'string', description: 'The e-mail as given, trimmed.' },
+      name: { type: 'string', description: 'The name ID as given, trimmed.' },
+    },
+  },
+  Jrd: {
+    type: 'object',
+    required: ['subject', 'aliases', 'links'],
+    additionalProperties: false,
+    properties: {
+      subject: { type: 'string', description: '`acct:` and the canonical name ID.', examples: ['acct:demo@me'] },
+      aliases: { type: 'array', items: { type: 'string', format: 'uri' }, description: 'The REST profile URL.' },
+      links: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['rel', 'type', 'href'],
+          additionalProperties: false,
+          properties: {
+            rel: {
+              type: 'string',
+              enum: ['self', 'http://webfinger.net/rel/avatar', 'http://webfinger.net/rel/profile-page'],
+            },
+            type: { type: 'string', examples: ['application/json', 'image/*', 'text/html'] },
+            href: { type: 'string', format: 'uri' },
+          },
+        },
+      },
+    },
+  },
+  Error: {
+    type: 'object',
+    required: ['error'],
+    additionalProperties: false,
+    properties: { error: { type: 'string' } },
+  },
+  InvalidInputError: {
+    type: 'object',
+    required: ['error'],
+    additionalProperties: false,
+    properties: {
+      error: { type: 'string' },
+      name: { type: 'string', description: 'The first invalid name, as given.' },
+    },
+  },
+};
+
+const integerHeader = (description: string): Header => ({ schema: { type: 'integer' }, description });
+const stringHeader = (description: string, required = true): Header => ({
+  schema: { type: 'string' },
+  description,
+  required,
+});
+
+export const HEADERS: Readonly<Record<string, Header>> = {
+  'X-Request-Id': stringHeader("The request's id: the client's own when it sent a sane one, else a UUID."),
+  'Access-Control-Allow-Origin': { schema: { type: 'string', const: '*' }, description: 'Any origin.', required: true },
+  'RateLimit-Limit': integerHeader('Requests allowed per window (sent while the budget is on).'),
+  'RateLimit-Remaining': integerHeader('Requests left in this window (sent while the budget is on).'),
+  'RateLimit-Reset': integerHeader('Seconds until the window resets (sent while the budget is on).'),
+  'Retry-After': { ...integerHeader('Seconds to wait before retrying.'), required: true },
+  ETag: stringHeader('Strong validator of the answer.'),
+  'Cache-Control': stringHeader('How long the answer may be cached, e.g. `public, max-age=60` or `no-store`.'),
+  Allow: stringHeader('The methods this path serves.'),
+  Location: stringHeader('Where the avatar is.'),
+  'Content-Disposition': stringHeader(
+    '`attachment; filename="<name>.vcf"`, with RFC 6266 `filename*` when the name is not ASCII.',
+  ),
+  'Content-Security-Policy': stringHeader("`default-src 'none'; style-src 'unsafe-inline'`."),
+  'X-Content-Type-Options': stringHeader('`nosniff`.'),
+};
