@@ -32,7 +32,7 @@ import { loadConfig } from '../src/config/config.js';
 import { type GeneratorOptions, generateNdjson } from '../src/data/generator.js';
 import { openDatabase } from '../src/db/database.js';
 import { listen } from '../src/http/server.js';
-import { createLogger } from '../src/ops/logger.js';
+import { createLogger } from '../src/logging/logger.js';
 import { ServiceRequest } from '../src/service/request.js';
 import { type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
 import {

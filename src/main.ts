@@ -8,8 +8,8 @@ import { createApp } from './app.js';
 import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { seedIfEmpty } from './data/seed.js';
 import { listen } from './http/server.js';
+import { createLogger } from './logging/logger.js';
 import { runClusterPrimary } from './ops/cluster-primary.js';
-import { createLogger } from './ops/logger.js';
 import { releaseStartUpMemory } from './ops/start-up-memory.js';
 
 function readConfig(): Config {

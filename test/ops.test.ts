@@ -14,7 +14,7 @@ import { openDatabase } from '../src/db/database.js';
 import { Router } from '../src/http/router.js';
 import { listen, type RunningServer } from '../src/http/server.js';
 import { createMemoryLimiter } from '../src/limits/memory-limiter.js';
-import { createLogger, wantsPrettyLogs } from '../src/ops/logger.js';
+import { createLogger, wantsPrettyLogs } from '../src/logging/logger.js';
 import { createMetrics } from '../src/ops/metrics.js';
 import { countRateLimitRejections } from '../src/ops/rate-limit-metrics.js';
 import { UNMATCHED_ROUTE } from '../src/ops/request-log.js';

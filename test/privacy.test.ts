@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_DATA } from '../src/data/demo-data.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
-import { createLogger } from '../src/ops/logger.js';
+import { createLogger } from '../src/logging/logger.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';
 import { type RawClient, rawClient } from './support/raw-http.js';

@@ -18,7 +18,7 @@ import type { Database, DatabaseHandle } from '../src/db/database.js';
 import { sql } from '../src/db/drizzle.js';
 import { profiles } from '../src/db/schema.js';
 import { createRateLimits } from '../src/limits/create-rate-limits.js';
-import { createLogger } from '../src/ops/logger.js';
+import { createLogger } from '../src/logging/logger.js';
 import { contentHash } from '../src/profiles/content-hash.js';
 import { Profile } from '../src/profiles/profile.js';
 import { ProfileCache } from '../src/service/profile-cache.js';

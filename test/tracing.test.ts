@@ -259,7 +259,7 @@ const { createApp } = await import('./src/app.ts');
 const { loadConfig } = await import('./src/config/config.ts');
 const { openDatabase } = await import('./src/db/database.ts');
 const { listen } = await import('./src/http/server.ts');
-const { createLogger } = await import('./src/ops/logger.ts');
+const { createLogger } = await import('./src/logging/logger.ts');
 const database = await openDatabase({ url: undefined, dataDir: 'memory://' });
 await database.migrate();
 const env = JSON.parse(process.env.CHECK_ENV);

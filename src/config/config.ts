@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { ConfigError } from './config-error.js';
 import { type TracingConfig, tracingConfig } from './tracing.js';
 
 /**
@@ -94,15 +95,7 @@ export type DatabasePoolMode = (typeof DATABASE_POOL_MODES)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    problem: string,
-  ) {
-    super(`Invalid configuration: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError } from './config-error.js';
 
 type Env = Record<string, string | undefined>;
 

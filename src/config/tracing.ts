@@ -8,7 +8,7 @@
  * The exporter still reads what concerns only its HTTP requests from the process environment:
  * OTEL_EXPORTER_OTLP_(TRACES_)HEADERS, _TIMEOUT, _COMPRESSION and the certificate files.
  */
-import { ConfigError } from './config.js';
+import { ConfigError } from './config-error.js';
 
 export const TRACING_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 export type TracingProtocol = (typeof TRACING_PROTOCOLS)[number];

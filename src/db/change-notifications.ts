@@ -18,8 +18,8 @@
  * (./freshness.ts); a writer that dies before sending it is covered by the listeners' heartbeats.
  */
 import { randomUUID } from 'node:crypto';
-import type { Database } from './database.js';
 import { sql } from './drizzle.js';
+import type { Database } from './schema.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';
 
 /** The channel every writer of profiles notifies and every server listens on. */

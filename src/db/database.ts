@@ -4,99 +4,23 @@
  * migrations, so the rest of the code only sees `Database`.
  */
 import { fileURLToPath } from 'node:url';
-import type { Logger } from 'pino';
-import { type DatabasePoolMode, DEFAULT_READ_TIMEOUT_MS } from '../config/config.js';
-import { type ChangeFeed, type ChangeFeedHandlers, listenToPostgres } from './change-feed.js';
-import { type Logger as DrizzleLogger, drizzlePostgres, type PgDatabase, type PgQueryResultHKT } from './drizzle.js';
+import { DEFAULT_READ_TIMEOUT_MS } from '../config/config.js';
+import { listenToPostgres } from './change-feed.js';
+import { drizzlePostgres } from './drizzle.js';
 import { Freshness } from './freshness.js';
+import type { DatabaseHandle, DatabaseOptions } from './handle.js';
 import { migrateWithLock } from './migrations.js';
-import { OutageGate, type QueryFailureKind } from './outage-gate.js';
+import { OutageGate } from './outage-gate.js';
 import { APPLICATION_NAME, type ServicePool, servicePool, singleSession } from './postgres-client.js';
 import { MAX_RECONNECT_DELAY_SECONDS, withDeadline } from './postgres-deadlines.js';
 import { containLostTransactions } from './postgres-transactions.js';
-import { ReplicaSet, type ReplicaStatus } from './replicas.js';
+import { ReplicaSet } from './replicas.js';
 import * as schema from './schema.js';
 import { backfillSkeletons } from './skeleton-backfill.js';
-import {
-  type Detach,
-  observePostgresStatements,
-  type StatementObserver,
-  statementServer,
-} from './statement-observer.js';
+import { observePostgresStatements, statementServer } from './statement-observer.js';
 
-export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
-
-/** The shape of `DatabaseHandle.guard`. */
-export type DatabaseGuard = <T>(work: () => Promise<T>) => Promise<T>;
-
-export interface DatabaseOptions {
-  /** PostgreSQL URL; undefined opens PGlite in `dataDir`. */
-  url: string | undefined;
-  /** Folder of the embedded database; `memory://` keeps it in memory (tests). */
-  dataDir: string;
-  poolSize?: number;
-  connectTimeoutSeconds?: number;
-  statementTimeoutMs?: number;
-  /** The deadline of a read of the request path (`guard`, `read`, `ping`); default DEFAULT_READ_TIMEOUT_MS. */
-  readTimeoutMs?: number;
-  /** Streaming read replicas of `url`: reads of the request path go to them (./replicas.ts). */
-  replicaUrls?: readonly string[];
-  /** A direct session to the primary for LISTEN, when `url` goes through a pooler; default `url`. */
-  listenUrl?: string;
-  /** `transaction` when `url` and the replica URLs go through a transaction-mode pooler. */
-  poolMode?: DatabasePoolMode;
-  /** A replica further behind than this is not read from. */
-  replicaMaxLagMs?: number;
-  /** How long `migrate()` waits for another process's migration lock (tests shorten it). */
-  migrationLockTimeoutMs?: number;
-  /** Sees every SQL statement; tests use it to count round trips. */
-  logger?: DrizzleLogger;
-  /** Where the database layer tells operators what they should know (a lock waited for, a replica out of use). */
-  log?: Logger;
-}
-
-export interface DatabaseHandle {
-  db: Database;
-  kind: 'postgres' | 'pglite';
-  /**
-   * Applies the committed migrations under drizzle/, then computes what they cannot (the name
-   * skeletons, see skeleton-backfill.ts). Idempotent, safe from several processes.
-   */
-  migrate(): Promise<void>;
-  /**
-   * Runs one read of the request path. On PostgreSQL it is refused at once while the database is
-   * known to be down (the OutageGate) and rejects when it has not finished within the read
-   * deadline (`readTimeoutMs`); every such failure is one that `isDatabaseUnavailable()`
-   * recognises. On PGlite it just runs the work.
-   */
-  guard<T>(work: () => Promise<T>): Promise<T>;
-  /**
-   * Runs one read of the request path that a replica may answer (lookups, batch, search, reverse
-   * lookup, name checks): on a replica in use, else on the primary under `guard`. Owner checks,
-   * imports and migrations stay on the primary (`db`, `guard`).
-   */
-  read<T>(work: (db: Database) => Promise<T>): Promise<T>;
-  /** Cheap reachability probe for readiness checks; bounded by the same deadline, never refused. */
-  ping(): Promise<void>;
-  /** Each replica: in use or why not, lag, reads (undefined without replicas). */
-  replicas?(): ReplicaStatus[];
-  /** Starts hearing which profiles change (see change-feed.ts). */
-  listenForChanges(handlers: ChangeFeedHandlers): Promise<ChangeFeed>;
-  /**
-   * Shows `observer` every statement the request path sends (drizzle's, on the primary and the
-   * replicas) until the returned function is called: tracing's SQL spans.
-   */
-  observeStatements?(observer: StatementObserver): Detach;
-  /** Figures for metrics: connections, and failed queries by kind (PostgreSQL only). */
-  stats?(): DatabaseStats;
-  close(): Promise<void>;
-}
-
-export interface DatabaseStats {
-  openConnections: number;
-  maxConnections: number;
-  failedQueries: Readonly<Record<QueryFailureKind, number>>;
-}
+export type { DatabaseGuard, DatabaseHandle, DatabaseOptions, DatabaseStats } from './handle.js';
+export type { Database } from './schema.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
 

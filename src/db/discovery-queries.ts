@@ -5,8 +5,8 @@
  * their cost depends on the page size, not on the number of profiles. Tests read their plans.
  */
 
-import type { Database } from './database.js';
 import { and, type SQL, sql } from './drizzle.js';
+import type { Database } from './schema.js';
 import { profiles, walletAddresses } from './schema.js';
 
 export interface NamePageQuery {

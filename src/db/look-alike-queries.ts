@@ -6,8 +6,8 @@
  * of profiles; those are sorted by name afterwards. Tests read its plan.
  */
 
-import type { Database } from './database.js';
 import { and, sql } from './drizzle.js';
+import type { Database } from './schema.js';
 import { profiles } from './schema.js';
 
 export interface LookAlikeQuery {

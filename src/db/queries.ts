@@ -4,8 +4,8 @@
  */
 
 import type { ProfileRow } from '../profiles/profile.js';
-import type { Database } from './database.js';
 import { and, eq, inArray, or, sql } from './drizzle.js';
+import type { Database } from './schema.js';
 import { namespaces, profiles, records } from './schema.js';
 
 /**

@@ -15,10 +15,10 @@
  */
 import type { Logger } from 'pino';
 import type postgres from 'postgres';
-import type { Database } from './database.js';
 import { describeDatabaseError, isDatabaseUnavailable } from './driver-errors.js';
 import type { Freshness } from './freshness.js';
 import { withDeadline } from './postgres-deadlines.js';
+import type { Database } from './schema.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';
 
 export const PROBE_INTERVAL_MS = 500;

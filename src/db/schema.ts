@@ -13,7 +13,20 @@
  */
 
 import type { RecordValue } from '../profiles/record-value.js';
-import { bigint, check, index, integer, json, pgTable, primaryKey, sql, text, timestamp } from './drizzle.js';
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  json,
+  type PgDatabase,
+  type PgQueryResultHKT,
+  pgTable,
+  primaryKey,
+  sql,
+  text,
+  timestamp,
+} from './drizzle.js';
 
 export type { RecordValue };
 
@@ -116,3 +129,6 @@ export const walletAddresses = pgTable(
 export type NamespaceRow = typeof namespaces.$inferSelect;
 export type ProfileRow = typeof profiles.$inferSelect;
 export type RecordRow = typeof records.$inferSelect;
+
+/** Drizzle over this schema: what every query module is given, on PostgreSQL or PGlite. */
+export type Database = PgDatabase<PgQueryResultHKT, typeof import('./schema.js')>;

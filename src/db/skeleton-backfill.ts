@@ -11,8 +11,8 @@
  */
 
 import { skeleton } from '../names/skeleton.js';
-import type { Database } from './database.js';
 import { and, asc, gt, isNull, sql } from './drizzle.js';
+import type { Database } from './schema.js';
 import { profiles } from './schema.js';
 
 const BATCH_SIZE = 5000;

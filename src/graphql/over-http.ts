@@ -41,7 +41,7 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
 import { sendError } from '../http/respond.js';
 import type { RouteHandler } from '../http/router.js';
-import type { Logger } from '../ops/logger.js';
+import type { Logger } from '../logging/logger.js';
 import { type JsonMediaType, jsonMediaTypeFor, mayStream } from './accept.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
 import type { GraphQLServer } from './yoga.js';

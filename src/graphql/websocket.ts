@@ -15,7 +15,7 @@ import type { Duplex } from 'node:stream';
 import { type ExecutionArgs, type execute, GraphQLError, type subscribe } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { Logger } from '../ops/logger.js';
+import type { Logger } from '../logging/logger.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
 import type { GraphQLServer } from './yoga.js';
 

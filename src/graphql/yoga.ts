@@ -11,7 +11,7 @@ import { createYoga, type Plugin, type YogaServer, type YogaServerInstance } fro
 import type { WebSocket } from 'ws';
 import type { Config } from '../config/config.js';
 import { serviceRequestFor } from '../http/service-request.js';
-import type { Logger } from '../ops/logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { AvatarService } from '../service/avatars.js';
 import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';

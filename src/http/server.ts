@@ -2,10 +2,11 @@
  * The HTTP server around an App: listens, and closes in order (stop accepting, let in-flight
  * requests finish within a bound, then release the App's resources).
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { App } from '../app.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../logging/logger.js';
 
 export interface RunningServer {
   server: Server;
@@ -16,7 +17,22 @@ export interface RunningServer {
 
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-export async function listen(app: App, port: number, host: string): Promise<RunningServer> {
+/**
+ * What the server needs of the App it runs (src/app.ts's App is one): declared here so that the
+ * HTTP layer does not import the composition root that imports it.
+ */
+export interface ServedApp {
+  config: Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxConnections' | 'shutdownTimeoutMs'>;
+  logger: Logger;
+  operations: { beginShutdown(): void };
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Ends long-lived streams (server-sent events, WebSockets) cleanly before the drain. */
+  endStreams(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function listen(app: ServedApp, port: number, host: string): Promise<RunningServer> {
   const { headersTimeoutMs, requestTimeoutMs, maxConnections } = app.config;
   const server = createServer(
     {

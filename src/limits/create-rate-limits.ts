@@ -4,7 +4,7 @@
  * redis-breaker.ts), otherwise in this process's memory.
  */
 import type { Config } from '../config/config.js';
-import type { Logger } from '../ops/logger.js';
+import type { Logger } from '../logging/logger.js';
 import { createMemoryLimiter } from './memory-limiter.js';
 import type { RateLimiter, RateLimits } from './rate-limit.js';
 import { connectRedis } from './redis-connection.js';

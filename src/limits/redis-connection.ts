@@ -9,7 +9,7 @@
  * (warn), a trip of the breaker (warn) and its closing (info).
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import type { Logger } from '../ops/logger.js';
+import type { Logger } from '../logging/logger.js';
 import { breakerOptions, isTrip, REDIS_TRIP_AFTER_SILENCE_MS } from './redis-breaker.js';
 
 /** How long one connection attempt may take before it counts as failed. */

@@ -7,8 +7,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config/config.js';
 import { openConfiguredDatabase } from '../db/open-configured.js';
+import type { Logger } from '../logging/logger.js';
 import { serveClusterMetrics } from './cluster-metrics.js';
-import type { Logger } from './logger.js';
 
 const FIRST_RESTART_DELAY_MS = 100;
 const MAX_RESTART_DELAY_MS = 30_000;

@@ -7,7 +7,7 @@
 import { type DatabaseHandle, MIGRATIONS_FOLDER } from '../db/database.js';
 import { describeDatabaseError } from '../db/driver-errors.js';
 import { bigint, max, pgSchema, readMigrationFiles } from '../db/drizzle.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 
 /** A readiness probe answers within this, whatever the database does. */
 export const READINESS_TIMEOUT_MS = 2000;

@@ -4,7 +4,7 @@
  * strings carry e-mail addresses.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { Metrics } from './metrics.js';
 import type { RequestNotes } from './request-notes.js';
 

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ReplicaStatus } from '../db/replicas.js';
 import { sendJson } from '../http/respond.js';
 import type { Router } from '../http/router.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { Readiness } from './readiness.js';
 
 /** Seconds a load balancer or client should wait before asking a not-ready process again. */

@@ -39,8 +39,7 @@ import { getOperationAST } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import type { TracingConfig } from '../config/tracing.js';
 import type { StatementInfo, StatementObserver } from '../db/statement-observer.js';
-import type { Logger } from './logger.js';
-import type { Tracing } from './tracing.js';
+import type { Logger } from '../logging/logger.js';
 
 const INSTRUMENTATION_SCOPE = 'name-profile-service';
 
@@ -49,7 +48,9 @@ export const FINAL_EXPORT_TIMEOUT_MS = 3000;
 
 const EXPORT_FAILURE_LOG_INTERVAL_MS = 60_000;
 
-export function createTracing(config: TracingConfig, logger: Logger): Tracing {
+// The result is ./tracing.ts's `Tracing`, checked there where it is returned: importing that type
+// here would make the two modules import each other.
+export function createTracing(config: TracingConfig, logger: Logger) {
   const reportFailure = exportFailureReporter(logger);
   setGlobalErrorHandler(reportFailure);
   const provider = new TracerProvider({
@@ -63,7 +64,7 @@ export function createTracing(config: TracingConfig, logger: Logger): Tracing {
   const inSpan = (parent: Context, span: Span) => trace.setSpan(parent, span);
 
   return {
-    traceRequest(req, res, route, answer) {
+    traceRequest(req: IncomingMessage, res: ServerResponse, route: string | undefined, answer: () => void) {
       const parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
       const span = startServerSpan(tracer, req, route, parent);
       res.once('close', () => endServerSpan(span, res));

@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { TracingConfig } from '../config/tracing.js';
 import type { StatementObserver } from '../db/statement-observer.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logging/logger.js';
 
 export interface Tracing {
   /**
@@ -35,7 +35,7 @@ export interface Tracing {
 export async function startTracing(config: TracingConfig | undefined, logger: Logger): Promise<Tracing | undefined> {
   if (config === undefined) return undefined;
   const { createTracing } = await import('./tracing-sdk.js');
-  const tracing = createTracing(config, logger);
+  const tracing: Tracing = createTracing(config, logger);
   // Origin and path only: a URL may carry credentials.
   const { origin, pathname } = new URL(config.tracesUrl);
   logger.info({ endpoint: `${origin}${pathname}`, protocol: config.protocol, sampler: config.sampler }, 'tracing on');

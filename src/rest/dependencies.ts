@@ -4,7 +4,7 @@
  * back from the route list.
  */
 import type { Config } from '../config/config.js';
-import type { Logger } from '../ops/logger.js';
+import type { Logger } from '../logging/logger.js';
 import type { AvatarService } from '../service/avatars.js';
 import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { sendError, sendJson } from '../http/respond.js';
-import type { Logger } from '../ops/logger.js';
+import type { Logger } from '../logging/logger.js';
 import {
   asServiceError,
   describeFailure,

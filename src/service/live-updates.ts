@@ -24,8 +24,8 @@
  */
 
 import type { RateLimitDecision, RateLimiter } from '../limits/rate-limit.js';
+import type { Logger } from '../logging/logger.js';
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
-import type { Logger } from '../ops/logger.js';
 import type { Profile } from '../profiles/profile.js';
 import { InvalidInputError, RateLimitedError } from './errors.js';
 import { MAX_NAMES_PER_REQUEST, spend, TOO_MANY_NAMES_MESSAGE } from './profiles-service.js';

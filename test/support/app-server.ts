@@ -14,7 +14,7 @@ import type { DatabaseHandle } from '../../src/db/database.js';
 import type { GraphQLHttpPath } from '../../src/graphql/over-http.js';
 import type { GraphQLServerDeps } from '../../src/graphql/yoga.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
-import { createLogger, type Logger } from '../../src/ops/logger.js';
+import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { type DatabaseKind, useTestDatabase } from './databases.js';
 
 /** The path of this test run's in-process servers (see above). */

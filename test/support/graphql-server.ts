@@ -5,7 +5,7 @@
  */
 import type { DatabaseHandle } from '../../src/db/database.js';
 import type { GraphQLServerDeps } from '../../src/graphql/yoga.js';
-import { createLogger, type Logger } from '../../src/ops/logger.js';
+import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './app-server.js';
 
 /** GraphQL server settings a test may choose (its document caches, compiled execution). */

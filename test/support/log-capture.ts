@@ -1,6 +1,6 @@
 /** A pino logger whose lines a test can read back. */
 import pino from 'pino';
-import type { Logger } from '../../src/ops/logger.js';
+import type { Logger } from '../../src/logging/logger.js';
 
 export interface LogLine {
   level: number;

@@ -1,0 +1,85 @@
+/**
+ * What the rest of the service sees of a database, PostgreSQL (./database.ts) or the embedded one
+ * (./pglite.ts): the types only, in a module of their own so that the modules they mention
+ * (the change feed, replicas, statement observers) and the drivers need not import each other.
+ */
+import type { Logger } from 'pino';
+import type { DatabasePoolMode } from '../config/config.js';
+import type { ChangeFeed, ChangeFeedHandlers } from './change-feed.js';
+import type { Logger as DrizzleLogger } from './drizzle.js';
+import type { QueryFailureKind } from './outage-gate.js';
+import type { ReplicaStatus } from './replicas.js';
+import type { Database } from './schema.js';
+import type { Detach, StatementObserver } from './statement-observer.js';
+
+/** The shape of `DatabaseHandle.guard`. */
+export type DatabaseGuard = <T>(work: () => Promise<T>) => Promise<T>;
+
+export interface DatabaseOptions {
+  /** PostgreSQL URL; undefined opens PGlite in `dataDir`. */
+  url: string | undefined;
+  /** Folder of the embedded database; `memory://` keeps it in memory (tests). */
+  dataDir: string;
+  poolSize?: number;
+  connectTimeoutSeconds?: number;
+  statementTimeoutMs?: number;
+  /** The deadline of a read of the request path (`guard`, `read`, `ping`); default DEFAULT_READ_TIMEOUT_MS. */
+  readTimeoutMs?: number;
+  /** Streaming read replicas of `url`: reads of the request path go to them (./replicas.ts). */
+  replicaUrls?: readonly string[];
+  /** A direct session to the primary for LISTEN, when `url` goes through a pooler; default `url`. */
+  listenUrl?: string;
+  /** `transaction` when `url` and the replica URLs go through a transaction-mode pooler. */
+  poolMode?: DatabasePoolMode;
+  /** A replica further behind than this is not read from. */
+  replicaMaxLagMs?: number;
+  /** How long `migrate()` waits for another process's migration lock (tests shorten it). */
+  migrationLockTimeoutMs?: number;
+  /** Sees every SQL statement; tests use it to count round trips. */
+  logger?: DrizzleLogger;
+  /** Where the database layer tells operators what they should know (a lock waited for, a replica out of use). */
+  log?: Logger;
+}
+
+export interface DatabaseHandle {
+  db: Database;
+  kind: 'postgres' | 'pglite';
+  /**
+   * Applies the committed migrations under drizzle/, then computes what they cannot (the name
+   * skeletons, see skeleton-backfill.ts). Idempotent, safe from several processes.
+   */
+  migrate(): Promise<void>;
+  /**
+   * Runs one read of the request path. On PostgreSQL it is refused at once while the database is
+   * known to be down (the OutageGate) and rejects when it has not finished within the read
+   * deadline (`readTimeoutMs`); every such failure is one that `isDatabaseUnavailable()`
+   * recognises. On PGlite it just runs the work.
+   */
+  guard<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs one read of the request path that a replica may answer (lookups, batch, search, reverse
+   * lookup, name checks): on a replica in use, else on the primary under `guard`. Owner checks,
+   * imports and migrations stay on the primary (`db`, `guard`).
+   */
+  read<T>(work: (db: Database) => Promise<T>): Promise<T>;
+  /** Cheap reachability probe for readiness checks; bounded by the same deadline, never refused. */
+  ping(): Promise<void>;
+  /** Each replica: in use or why not, lag, reads (undefined without replicas). */
+  replicas?(): ReplicaStatus[];
+  /** Starts hearing which profiles change (see change-feed.ts). */
+  listenForChanges(handlers: ChangeFeedHandlers): Promise<ChangeFeed>;
+  /**
+   * Shows `observer` every statement the request path sends (drizzle's, on the primary and the
+   * replicas) until the returned function is called: tracing's SQL spans.
+   */
+  observeStatements?(observer: StatementObserver): Detach;
+  /** Figures for metrics: connections, and failed queries by kind (PostgreSQL only). */
+  stats?(): DatabaseStats;
+  close(): Promise<void>;
+}
+
+export interface DatabaseStats {
+  openConnections: number;
+  maxConnections: number;
+  failedQueries: Readonly<Record<QueryFailureKind, number>>;
+}
