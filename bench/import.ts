@@ -32,6 +32,7 @@ import postgres from 'postgres';
 import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
+import { collectOutput } from '../test/support/run-node.js';
 import { type ServerProcess, startServerProcess } from '../test/support/server-process.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -190,10 +191,7 @@ async function runImport(
     env: { ...process.env, DATABASE_URL },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const output = collectOutput(child);
   let importerCpu: number | null = null;
   let backendCpu: number | null = null;
   let backendPid: number | undefined;
@@ -215,8 +213,8 @@ async function runImport(
   const importSeconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
   await monitor.end();
-  if (code !== 0) throw new Error(`the import failed (exit ${code}):\n${stderr}`);
-  const summary = /: (.*)\.$/m.exec(stdout)?.[1] ?? stdout.trim();
+  if (code !== 0) throw new Error(`the import failed (exit ${code}):\n${output.stderr}`);
+  const summary = /: (.*)\.$/m.exec(output.stdout)?.[1] ?? output.stdout.trim();
   return {
     importSeconds,
     importSummary: summary.replace(/^.*?lines, /, ''),

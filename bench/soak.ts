@@ -33,6 +33,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { type GeneratorOptions, generatedProfile } from '../src/data/generator.js';
+import { collectOutput } from '../test/support/run-node.js';
 import type { SpawnedProcess } from '../test/support/server-process.js';
 import { FLAT_RSS_MB_PER_HOUR, leastSquaresSlope, memoryVerdict, type Slope, type Verdict } from './soak-stats.js';
 import {
@@ -293,21 +294,14 @@ function runImport(minute: number, importNumber: number): Promise<ImportRun> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.importers.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
+  const written = collectOutput(child);
   return new Promise((resolve) => {
     child.once('exit', (code) => {
       running.importers.delete(child);
       rmSync(file, { force: true });
       // "3,000 profiles (3,000 new or changed) in 1.6 s" of the summary line is what the table needs.
-      const summary = /[\d,]+ profiles \([^)]*\) in .+?(?=\.?$)/m.exec(stdout)?.[0] ?? stdout.trim();
-      const output = code === 0 ? summary : stderr.trim().split('\n').slice(-3).join(' / ');
+      const summary = /[\d,]+ profiles \([^)]*\) in .+?(?=\.?$)/m.exec(written.stdout)?.[0] ?? written.stdout.trim();
+      const output = code === 0 ? summary : written.stderr.trim().split('\n').slice(-3).join(' / ');
       const seconds = (Date.now() - started) / 1000;
       resolve({ minute, profiles: IMPORT_PROFILES, seconds, exitCode: code, output, stopped: running.stopping });
     });

@@ -15,7 +15,7 @@
  */
 
 import type { Database } from '../db/database.js';
-import { sql } from '../db/drizzle.js';
+import { type SQL, sql } from '../db/drizzle.js';
 
 /** The check triggers of migration 0001, by table. */
 const CHECK_TRIGGERS: ReadonlyArray<readonly [table: string, trigger: string]> = [
@@ -44,21 +44,30 @@ export async function deferReferenceChecks(db: Database): Promise<() => Promise<
   };
 }
 
+/** The references the check triggers guard: a row of `rows` whose `reference` names no row of `referenced`. */
+const REFERENCES: ReadonlyArray<{
+  rows: SQL;
+  reference: SQL<string | number>;
+  referenced: SQL;
+  broken: (reference: string | number) => string;
+}> = [
+  {
+    rows: sql`profiles p`,
+    reference: sql`p.namespace`,
+    referenced: sql`select 1 from namespaces s where s.name = p.namespace`,
+    broken: (namespace) => `a profile names the namespace "${namespace}", which does not exist`,
+  },
+  {
+    rows: sql`records r`,
+    reference: sql`r.profile_id`,
+    referenced: sql`select 1 from profiles p where p.id = r.profile_id`,
+    broken: (profileId) => `a record names the profile ${profileId}, which does not exist`,
+  },
+];
+
 async function checkAllReferences(db: Database): Promise<void> {
-  const [orphanProfile] = await db
-    .select({ namespace: sql<string>`p.namespace` })
-    .from(sql`profiles p`)
-    .where(sql`not exists (select 1 from namespaces s where s.name = p.namespace)`)
-    .limit(1);
-  if (orphanProfile !== undefined) {
-    throw new BrokenReferenceError(`a profile names the namespace "${orphanProfile.namespace}", which does not exist`);
-  }
-  const [orphanRecord] = await db
-    .select({ profileId: sql<number>`r.profile_id` })
-    .from(sql`records r`)
-    .where(sql`not exists (select 1 from profiles p where p.id = r.profile_id)`)
-    .limit(1);
-  if (orphanRecord !== undefined) {
-    throw new BrokenReferenceError(`a record names the profile ${orphanRecord.profileId}, which does not exist`);
+  for (const { rows, reference, referenced, broken } of REFERENCES) {
+    const [orphan] = await db.select({ reference }).from(rows).where(sql`not exists (${referenced})`).limit(1);
+    if (orphan !== undefined) throw new BrokenReferenceError(broken(orphan.reference));
   }
 }

@@ -36,6 +36,16 @@ function defaultMetricsRegistry(): Registry {
   return processRegistry;
 }
 
+/** A histogram of durations in seconds, in the latency buckets. */
+function latencyHistogram<T extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly T[],
+): Histogram<T> {
+  return new Histogram({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [registry] });
+}
+
 export function createMetrics(database: DatabaseHandle, cacheStats: () => ProfileCacheStats): Metrics {
   const own = new Registry();
   const httpRequests = new Counter({
@@ -44,26 +54,24 @@ export function createMetrics(database: DatabaseHandle, cacheStats: () => Profil
     labelNames: ['method', 'route', 'status'] as const,
     registers: [own],
   });
-  const httpRequestDuration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from receiving a request to the end of its answer, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [own],
-  });
+  const httpRequestDuration = latencyHistogram(
+    own,
+    'http_request_duration_seconds',
+    'Time from receiving a request to the end of its answer, by method, route pattern and status code.',
+    ['method', 'route', 'status'],
+  );
   const rateLimitRejections = new Counter({
     name: 'rate_limit_rejections_total',
     help: 'Requests or GraphQL fields refused because the client used up a rate-limit budget.',
     labelNames: ['budget'] as const,
     registers: [own],
   });
-  const graphqlOperationDuration = new Histogram({
-    name: 'graphql_operation_duration_seconds',
-    help: 'GraphQL operations executed, by operation name (capped), type and outcome.',
-    labelNames: ['operation', 'type', 'outcome'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [own],
-  });
+  const graphqlOperationDuration = latencyHistogram(
+    own,
+    'graphql_operation_duration_seconds',
+    'GraphQL operations executed, by operation name (capped), type and outcome.',
+    ['operation', 'type', 'outcome'],
+  );
   registerCacheMetrics(own, cacheStats);
   // The embedded database (PGlite) has no pool and no network to fail.
   if (database.stats !== undefined) registerDatabaseMetrics(own, database.stats.bind(database));

@@ -15,6 +15,7 @@
  * through the fake, as a restart would, so a client's next query needs a new session.
  */
 import net from 'node:net';
+import { listenOn, urlThrough } from './tcp-proxy.js';
 
 export type FakeBehaviour =
   | { kind: 'forward' }
@@ -149,16 +150,7 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
     }
   });
 
-  const listen = (port: number) =>
-    new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  await listen(0);
-  const port = (server.address() as net.AddressInfo).port;
+  const port = await listenOn(server, 0, host);
   const stopListening = () => new Promise<void>((resolve) => server.close(() => resolve()));
 
   return {
@@ -173,19 +165,14 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
     get behaviour() {
       return behaviour;
     },
-    urlThrough(url) {
-      const rewritten = new URL(url);
-      rewritten.hostname = host;
-      rewritten.port = String(port);
-      return rewritten.toString();
-    },
+    urlThrough: (url) => urlThrough(url, host, port),
     async behave(next, { resetOpen = false } = {}) {
       const wasListening = server.listening;
       behaviour = next;
       if (resetOpen) for (const socket of [...open]) socket.resetAndDestroy();
       // server.close() waits for open connections; they are the client's to end (or reset above).
       if (next.kind === 'refuse' && wasListening) void stopListening();
-      if (next.kind !== 'refuse' && !wasListening) await listen(port);
+      if (next.kind !== 'refuse' && !wasListening) await listenOn(server, port, host);
     },
     async close() {
       for (const socket of [...open]) socket.destroy();

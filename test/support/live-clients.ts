@@ -66,31 +66,11 @@ export function subscribeOverSse(
   headers: Record<string, string> = {},
 ): Received<ProfileChangedData> {
   const client = createSseClient({ url: `${url}/graphql`, retryAttempts: 0, headers });
-  let state: Received<ProfileChangedData> | undefined;
-  const unsubscribe = client.subscribe<ProfileChangedData>(
-    { query: PROFILE_CHANGED, variables: { names } },
-    {
-      next: (result) => {
-        if (result.errors !== undefined) state?.errors.push(result.errors);
-        if (result.data != null) {
-          state?.events.push(result.data);
-          state?.times.push(Date.now());
-        }
-      },
-      error: (error) => {
-        state?.errors.push(error);
-        if (state) state.ended = true;
-      },
-      complete: () => {
-        if (state) state.ended = true;
-      },
-    },
+  return subscribeProfileChanged(
+    (payload, sink) => client.subscribe<ProfileChangedData>(payload, sink),
+    names,
+    () => client.dispose(),
   );
-  state = received(() => {
-    unsubscribe();
-    client.dispose();
-  });
-  return state;
 }
 
 /** A graphql-ws client on `/graphql`; each `subscribe` is one operation on its one connection. */
@@ -104,27 +84,48 @@ export function webSocketClient(url: string): WsClient {
 }
 
 export function subscribeOverWebSocket(client: WsClient, names: readonly string[]): Received<ProfileChangedData> {
-  let state: Received<ProfileChangedData> | undefined;
-  const unsubscribe = client.subscribe<ProfileChangedData>(
+  return subscribeProfileChanged((payload, sink) => client.subscribe<ProfileChangedData>(payload, sink), names);
+}
+
+interface ProfileChangedSink {
+  next(result: { errors?: unknown; data?: ProfileChangedData | null }): void;
+  error(error: unknown): void;
+  complete(): void;
+}
+
+/** Subscribes to PROFILE_CHANGED through either client's `subscribe`, recording what arrives. */
+function subscribeProfileChanged(
+  subscribe: (
+    payload: { query: string; variables: { names: readonly string[] } },
+    sink: ProfileChangedSink,
+  ) => () => void,
+  names: readonly string[],
+  dispose: () => void = () => {},
+): Received<ProfileChangedData> {
+  let unsubscribe: (() => void) | undefined;
+  const state = received<ProfileChangedData>(() => {
+    unsubscribe?.();
+    dispose();
+  });
+  unsubscribe = subscribe(
     { query: PROFILE_CHANGED, variables: { names } },
     {
       next: (result) => {
-        if (result.errors !== undefined) state?.errors.push(result.errors);
+        if (result.errors !== undefined) state.errors.push(result.errors);
         if (result.data != null) {
-          state?.events.push(result.data);
-          state?.times.push(Date.now());
+          state.events.push(result.data);
+          state.times.push(Date.now());
         }
       },
       error: (error) => {
-        state?.errors.push(error);
-        if (state) state.ended = true;
+        state.errors.push(error);
+        state.ended = true;
       },
       complete: () => {
-        if (state) state.ended = true;
+        state.ended = true;
       },
     },
   );
-  state = received(unsubscribe);
   return state;
 }
 

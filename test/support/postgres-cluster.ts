@@ -56,24 +56,31 @@ export interface SqlTarget {
   url: string;
 }
 
-export interface PostgresServer extends SqlTarget {
-  readonly role: 'primary' | 'standby';
-  readonly port: number;
-  readonly database: string;
-  /** The server's temporary folder: data directory, socket directory and log. */
-  readonly folder: string;
-  /** The postmaster's PID, undefined while stopped. */
+/** A server process a test starts, stops and kills. */
+export interface ServerProcessControls {
+  /** The server's PID (the postmaster's), undefined while stopped. */
   readonly pid: number | undefined;
-  /** The postmaster and every process under it (backends, WAL sender/receiver, ...). */
+  /** The server and every process under it (backends, WAL sender/receiver, ...). */
   pids(): number[];
   /** Everything the server logged so far (all starts). */
   log(): string;
   /** Starts it again on the same port and folder; resolves once it accepts connections. */
   start(): Promise<void>;
-  /** Fast shutdown (SIGINT), as an operator's or an outage's: sessions are cut. */
+  /**
+   * Shutdown by its stop signal, as an operator's or an outage's: sessions are cut. PostgreSQL's is
+   * the fast shutdown (SIGINT).
+   */
   stop(): Promise<void>;
-  /** SIGKILL to the postmaster and all its processes at once, as in a crash of the machine. */
+  /** SIGKILL to the server and all its processes at once, as in a crash of the machine. */
   kill(): Promise<void>;
+}
+
+export interface PostgresServer extends SqlTarget, ServerProcessControls {
+  readonly role: 'primary' | 'standby';
+  readonly port: number;
+  readonly database: string;
+  /** The server's temporary folder: data directory, socket directory and log. */
+  readonly folder: string;
 }
 
 export interface Primary extends PostgresServer {
@@ -558,13 +565,7 @@ interface OsUser {
   gid: number;
 }
 
-interface ManagedProcess {
-  readonly pid: number | undefined;
-  pids(): number[];
-  log(): string;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  kill(): Promise<void>;
+interface ManagedProcess extends ServerProcessControls {
   /** The quickest clean end for a throwaway server, escalating to SIGKILL. */
   close(): Promise<void>;
 }

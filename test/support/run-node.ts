@@ -3,7 +3,8 @@
  * heap, say), from the project root, and collects its output: what a process limit decides is
  * tested in a process of its own, never in the runner.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,15 +21,23 @@ export function runNode(flags: readonly string[], script: string): Promise<NodeR
       cwd: PROJECT_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
+    const output = collectOutput(child);
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, ...output }));
   });
+}
+
+/** What a child with piped stdout and stderr has written so far, as text; grows as it writes. */
+export function collectOutput(child: ChildProcessByStdio<null, Readable, Readable>): {
+  readonly stdout: string;
+  readonly stderr: string;
+} {
+  const output = { stdout: '', stderr: '' };
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stdout += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    output.stderr += chunk;
+  });
+  return output;
 }

@@ -7,6 +7,25 @@
  */
 import net from 'node:net';
 
+/** Starts `server` listening and resolves with its port; rejects if it cannot (the port is taken, say). */
+export function listenOn(server: net.Server, port: number, host: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as net.AddressInfo).port);
+    });
+  });
+}
+
+/** `url` with its host and port replaced by `host` and `port`: the same server, reached through a listener in front of it. */
+export function urlThrough(url: string, host: string, port: number): string {
+  const rewritten = new URL(url);
+  rewritten.hostname = host;
+  rewritten.port = String(port);
+  return rewritten.toString();
+}
+
 export type CutMode =
   /** Existing connections are reset and new ones are reset as soon as they arrive. */
   | 'refuse'
@@ -126,14 +145,7 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
     if (state === 'open') pipe.open();
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as net.AddressInfo).port;
+  const port = await listenOn(server, 0, host);
 
   return {
     host,
@@ -147,12 +159,7 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
     openConnectionNumbers() {
       return [...pipes].map((pipe) => pipe.number);
     },
-    urlThrough(url) {
-      const rewritten = new URL(url);
-      rewritten.hostname = host;
-      rewritten.port = String(port);
-      return rewritten.toString();
-    },
+    urlThrough: (url) => urlThrough(url, host, port),
     cut(mode = 'refuse') {
       state = mode;
       for (const pipe of [...pipes]) {
