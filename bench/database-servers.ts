@@ -7,7 +7,6 @@
  * throughput cannot grow with a replica here: the figure that carries over to real machines is
  * the CPU each server spends per request, measured from /proc for each process tree.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { analyzeDataTables, importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
 import {
@@ -17,6 +16,7 @@ import {
   postgresCluster,
   type Standby,
 } from '../test/support/postgres-cluster.js';
+import { cpuSecondsOf, treeCpuSeconds as treeCpuSecondsOf } from '../test/support/process-tree.js';
 import type { SpawnedProcess } from '../test/support/server-process.js';
 
 export interface ServersScenario {
@@ -43,45 +43,8 @@ export interface DatabaseServers {
   close(): Promise<void>;
 }
 
-const TICKS_PER_SECOND = 100;
-
-/** utime + stime of one process, in seconds (0 when it is gone). */
-function processCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
-}
-
-/** `pid` and every process below it, now. */
-function processTree(pid: number | undefined): number[] {
-  if (pid === undefined) return [];
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const tree: number[] = [];
-  const visit = (id: number) => {
-    tree.push(id);
-    for (const child of children.get(id) ?? []) visit(child);
-  };
-  visit(pid);
-  return tree;
-}
-
-/** CPU seconds used so far by `pid` and every process below it (a cluster's workers). */
-export const treeCpuSeconds = (pid: number | undefined) =>
-  processTree(pid).reduce((sum, id) => sum + processCpuSeconds(id), 0);
+/** CPU seconds used so far by `pid` and every process below it (a cluster's workers); 0 for none. */
+export const treeCpuSeconds = (pid: number | undefined) => (pid === undefined ? 0 : treeCpuSecondsOf(pid));
 
 /** Why this part cannot run here (no PostgreSQL 15 binaries or pgbouncer), or undefined. */
 export const databaseServersMissing = clusterToolsMissing;
@@ -142,7 +105,7 @@ export async function startDatabaseServers(dataset: Iterable<string>, poolSize: 
         },
       ],
       cpuSeconds: (service) => ({
-        service: processCpuSeconds(service.pid),
+        service: cpuSecondsOf(service.pid) ?? 0,
         primary: treeCpuSeconds(primary.pid),
         standby: treeCpuSeconds(standby.pid),
         pgbouncer: treeCpuSeconds(bouncer.pid),

@@ -32,6 +32,7 @@ import postgres from 'postgres';
 import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
+import { cpuSecondsOf } from '../test/support/process-tree.js';
 import { collectOutput } from '../test/support/run-node.js';
 import { type ServerProcess, startServerProcess } from '../test/support/server-process.js';
 
@@ -44,7 +45,6 @@ const READER_RATE = Number(process.env.BENCH_READER_RATE ?? 300);
 const READER_CONNECTIONS = Number(process.env.BENCH_READER_CONNECTIONS ?? 8);
 const BEFORE_SECONDS = Number(process.env.BENCH_BEFORE_SECONDS ?? 15);
 const DATABASE_URL = process.env.BENCH_IMPORT_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/nps_bench_import';
-const CLOCK_TICKS_PER_SECOND = 100;
 
 interface Latency {
   requests: number;
@@ -170,16 +170,6 @@ function readers(url: string, paths: readonly string[], seconds: number) {
   };
 }
 
-/** CPU seconds (user + system) of a process on this machine, or null where /proc cannot tell. */
-function cpuSeconds(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
-  } catch {
-    return null;
-  }
-}
-
 /** Runs the import command; samples its CPU and that of its PostgreSQL backend while it runs. */
 async function runImport(
   file: string,
@@ -196,7 +186,7 @@ async function runImport(
   let backendCpu: number | null = null;
   let backendPid: number | undefined;
   const sampler = setInterval(() => {
-    importerCpu = cpuSeconds(child.pid ?? 0) ?? importerCpu;
+    importerCpu = cpuSecondsOf(child.pid ?? 0) ?? importerCpu;
     if (backendPid === undefined) {
       monitor<{ pid: number }[]>`
         select pid from pg_stat_activity
@@ -206,7 +196,7 @@ async function runImport(
         })
         .catch(() => {});
     } else {
-      backendCpu = cpuSeconds(backendPid) ?? backendCpu;
+      backendCpu = cpuSecondsOf(backendPid) ?? backendCpu;
     }
   }, 250);
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

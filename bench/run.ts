@@ -46,6 +46,7 @@ import {
 import { measureSubscribers, type SubscribersFigure, subscribersSection } from './subscribers.js';
 import {
   createDatabaseIfMissing,
+  cycle,
   type DiscoveryPaths,
   discoveryPaths,
   loadDataset,
@@ -117,14 +118,6 @@ async function measure(
     latencyMs: { p50: result.latency.p50, p99: result.latency.p99 },
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
-  };
-}
-
-function cycle<T>(items: readonly T[]): () => T {
-  let index = 0;
-  return () => {
-    index = (index + 1) % items.length;
-    return items[index] as T;
   };
 }
 

@@ -38,6 +38,7 @@ import type { SpawnedProcess } from '../test/support/server-process.js';
 import { FLAT_RSS_MB_PER_HOUR, leastSquaresSlope, memoryVerdict, type Slope, type Verdict } from './soak-stats.js';
 import {
   createDatabaseIfMissing,
+  cycle,
   type DiscoveryPaths,
   discoveryPaths,
   loadDataset,
@@ -199,14 +200,6 @@ function mixedRequests(makers: Record<Kind, () => RequestShape>): () => RequestS
       if (draw < 0) return makers[kind]();
     }
     return makers.rest();
-  };
-}
-
-function cycle<T>(items: readonly T[]): () => T {
-  let index = 0;
-  return () => {
-    index = (index + 1) % items.length;
-    return items[index] as T;
   };
 }
 

@@ -116,6 +116,15 @@ export async function discoveryPaths(url: string, serviceUrl: string, names: str
   return { search: [...firstPages, ...laterPages], wallet };
 }
 
+/** The items in turn, forever: what a load generator sends next. */
+export function cycle<T>(items: readonly T[]): () => T {
+  let index = 0;
+  return () => {
+    index = (index + 1) % items.length;
+    return items[index] as T;
+  };
+}
+
 /** A field of /proc/<pid>/status in MB: VmRSS (resident now) or VmHWM (the largest it has been). */
 export function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
   const kb = procStatusKb(pid, field);

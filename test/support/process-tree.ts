@@ -33,6 +33,29 @@ export function isStillRunning(entry: TreeProcess): boolean {
   return now !== undefined && now.startTime === entry.startTime;
 }
 
+/** Clock ticks a second in /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) `pid` has used so far; undefined when it is gone. */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const fields = statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU seconds used so far by `pid` and every process below it. */
+export function treeCpuSeconds(pid: number): number {
+  return processTree(pid).reduce((sum, entry) => sum + (cpuSecondsOf(entry.pid) ?? 0), 0);
+}
+
+/** The fields of /proc/<pid>/stat after the command name, which may hold spaces and parentheses. */
+function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 export function describeTree(tree: readonly TreeProcess[]): string {
   return tree.map((p) => `${p.pid} (parent ${p.ppid}, ${Math.round(p.rssKiB / 1024)} MB): ${p.command}`).join('\n');
 }
@@ -58,8 +81,7 @@ function readProcess(pid: number): TreeProcess | undefined {
   } catch {
     return undefined;
   }
-  // The command name in parentheses may hold spaces and parentheses: fields follow the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(stat);
   const [state, ppid] = fields;
   if (state === 'Z' || state === 'X') return undefined;
   return {
