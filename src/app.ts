@@ -115,6 +115,10 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   );
   registerGraphiQLAssetRoutes(router, logger);
   const websocket = createGraphQLWebSocket(graphql, logger);
+  const endStreams = async () => {
+    live.close();
+    await websocket.close();
+  };
 
   return {
     config,
@@ -133,13 +137,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
       }
     },
-    async endStreams() {
-      live.close();
-      await websocket.close();
-    },
+    endStreams,
     async close() {
-      live.close();
-      await websocket.close().catch(() => {});
+      await endStreams().catch(() => {});
       await feed?.close();
       await limits.close();
       stopObservingStatements?.();
