@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
  * The suites whose servers answer GraphQL in the test process. They run a second time with
  * `/graphql` answered by Yoga's own handler alone (TEST_GRAPHQL_HTTP_PATH=yoga, see
  * test/support/app-server.ts), so each proves that the service's HTTP layer answers exactly as
- * Yoga does (src/graphql/over-http.ts).
+ * Yoga does (src/graphql/transport/over-http.ts).
  */
 const GRAPHQL_SUITES = [
   'test/graphql.test.ts',

@@ -13,9 +13,9 @@ import type { Config } from './config/config.js';
 import type { ChangeFeed, ChangeFeedHandlers } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
-import { registerGraphiQLAssetRoutes } from './graphql/graphiql.js';
-import { type GraphQLHttpPath, graphqlRoute } from './graphql/over-http.js';
-import { createGraphQLWebSocket } from './graphql/websocket.js';
+import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
+import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
+import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
 import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServerDeps } from './graphql/yoga.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
@@ -62,7 +62,7 @@ export interface AppOptions {
   /**
    * Who answers `/graphql` over HTTP: the service's HTTP layer with Yoga as the engine (the
    * default), or Yoga's own handler for every request. Tests run the GraphQL suites on both to
-   * prove the answers do not depend on the path (src/graphql/over-http.ts).
+   * prove the answers do not depend on the path (src/graphql/transport/over-http.ts).
    */
   graphqlHttpPath?: GraphQLHttpPath;
   /** GraphQL server settings other than the configuration's (tests: document caches, compiled execution). */

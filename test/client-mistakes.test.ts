@@ -5,7 +5,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/request-body-limit.js';
+import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/transport/request-body-limit.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import type { GraphQLBody } from './support/graphql-client.js';

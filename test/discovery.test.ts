@@ -15,7 +15,7 @@ import {
   GRAPHIQL_NAME_CHECK_QUERY,
   GRAPHIQL_SEARCH_QUERY,
   GRAPHIQL_WALLET_QUERY,
-} from '../src/graphql/graphiql-example.js';
+} from '../src/graphql/graphiql/graphiql-example.js';
 import { walletAddressKey } from '../src/profiles/wallets.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';

@@ -1,11 +1,11 @@
 /**
- * Shapes (src/graphql/document-shape.ts) read from a text by the lexer are those of its parsed
+ * Shapes (src/graphql/execution/document-shape.ts) read from a text by the lexer are those of its parsed
  * document: a text of a compiled shape is not parsed, so the two must never differ.
  */
 import fc from 'fast-check';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { shapeOf, textShape } from '../src/graphql/document-shape.js';
+import { shapeOf, textShape } from '../src/graphql/execution/document-shape.js';
 
 /** The shape of the parsed text, or undefined where the text does not parse. */
 function parsedShape(text: string) {

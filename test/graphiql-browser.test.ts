@@ -3,7 +3,7 @@
  * it, and shows the schema's docs, with every request the page makes (stylesheet, script,
  * Monaco's workers, favicon, introspection, the query) answered by the service itself, so it
  * works offline and behind a firewall. Later visits in the same browser profile open on the
- * runnable example again, with the tabs of earlier visits kept (src/graphql/graphiql-options.ts).
+ * runnable example again, with the tabs of earlier visits kept (src/graphql/graphiql/graphiql-options.ts).
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Query limits of `/graphql` (src/graphql/graphql-armor.ts, request-body-limit.ts) on the real
+ * Query limits of `/graphql` (src/graphql/execution/graphql-armor.ts, request-body-limit.ts) on the real
  * schema and server: the heaviest legitimate documents pass, each limit refuses a document one
  * step past it with an ordinary GraphQL error, field suggestions disappear in production, and
  * request bodies and batches are bounded.
@@ -7,9 +7,15 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql-example.js';
-import { MAX_ALIASES, MAX_COST, MAX_DEPTH, MAX_DIRECTIVES, MAX_TOKENS } from '../src/graphql/graphql-armor.js';
-import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/request-body-limit.js';
+import {
+  MAX_ALIASES,
+  MAX_COST,
+  MAX_DEPTH,
+  MAX_DIRECTIVES,
+  MAX_TOKENS,
+} from '../src/graphql/execution/graphql-armor.js';
+import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql/graphiql-example.js';
+import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/transport/request-body-limit.js';
 import { requestBodyTooLargeMessage } from '../src/http/request-body.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { errorCodes, type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';

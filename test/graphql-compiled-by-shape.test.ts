@@ -1,5 +1,5 @@
 /**
- * Compiled execution by shape (src/graphql/compiled-by-shape.ts) on the service's schema and
+ * Compiled execution by shape (src/graphql/execution/compiled-by-shape.ts) on the service's schema and
  * data: documents that differ only in their string literals share one compiled plan, its answers
  * are those of uncompiled execution to the byte (generated documents against a server without
  * compiled execution), errors point into the document executed, and plans stay within the
@@ -10,13 +10,13 @@ import fc from 'fast-check';
 import { parseValue, type StringValueNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
-import type { ShapePlan } from '../src/graphql/compiled-by-shape.js';
+import type { ShapePlan } from '../src/graphql/execution/compiled-by-shape.js';
 import {
   COMPILE_AFTER_EXECUTIONS,
   compiledQueryBytes,
   createDocumentCaches,
   type DocumentCaches,
-} from '../src/graphql/document-memory.js';
+} from '../src/graphql/execution/document-memory.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import type { GraphQLAnswer } from './support/graphql-client.js';
 import { insertGraphQLFixtures } from './support/graphql-fixtures.js';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { serverAudits } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql-example.js';
+import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql/graphiql-example.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { errorCodes, postGraphQL } from './support/graphql-client.js';

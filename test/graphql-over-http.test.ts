@@ -1,6 +1,6 @@
 /**
  * The answer to a GraphQL-over-HTTP request must not depend on which path served it: the
- * service's HTTP layer (src/graphql/over-http.ts) or Yoga's own handler. Two servers on one
+ * service's HTTP layer (src/graphql/transport/over-http.ts) or Yoga's own handler. Two servers on one
  * database, one per path, get the same generated requests — valid, invalid and hostile, GET and
  * POST, every kind of Accept and Content-Type, persisted queries, conditional GETs, names inline
  * and in variables — in the same order, so their rate-limit budgets and caches stay in step; the
@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { jsonMediaTypeFor, mayStream } from '../src/graphql/accept.js';
-import { HAND_OVER_MESSAGE } from '../src/graphql/over-http.js';
-import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/request-body-limit.js';
+import { jsonMediaTypeFor, mayStream } from '../src/graphql/transport/accept.js';
+import { HAND_OVER_MESSAGE } from '../src/graphql/transport/over-http.js';
+import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/transport/request-body-limit.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { bulkName, insertGraphQLFixtures, PRIVATE_EMAILS } from './support/graphql-fixtures.js';

@@ -17,8 +17,8 @@ import {
   isSpecifiedScalarType,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { schema } from '../src/graphql/schema.js';
-import { recordVariant } from '../src/graphql/types/records.js';
+import { schema } from '../src/graphql/schema/schema.js';
+import { recordVariant } from '../src/graphql/schema/types/records.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -1,14 +1,14 @@
 /**
- * Validation by shape (src/graphql/validation-by-shape.ts): a document that differs from a valid
+ * Validation by shape (src/graphql/execution/validation-by-shape.ts): a document that differs from a valid
  * one only in its string literals skips validation, and nothing a full validation would refuse
  * gets through that way.
  */
 import { buildSchema, parse } from 'graphql';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { documentShape } from '../src/graphql/document-shape.js';
-import { schema as serviceSchema } from '../src/graphql/schema.js';
-import { stringLiteralsAreContentFree, validationByShape } from '../src/graphql/validation-by-shape.js';
+import { documentShape } from '../src/graphql/execution/document-shape.js';
+import { stringLiteralsAreContentFree, validationByShape } from '../src/graphql/execution/validation-by-shape.js';
+import { schema as serviceSchema } from '../src/graphql/schema/schema.js';
 
 const typeDefs = /* GraphQL */ `
   enum Size { SMALL LARGE }

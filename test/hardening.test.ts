@@ -13,7 +13,7 @@ import {
   createDocumentCaches,
   MAX_NESTING,
   parsedDocumentBytes,
-} from '../src/graphql/document-memory.js';
+} from '../src/graphql/execution/document-memory.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { insertGraphQLFixtures } from './support/graphql-fixtures.js';

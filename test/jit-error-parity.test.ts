@@ -1,11 +1,11 @@
 /**
- * Which operations compile by shape as far as their errors go (src/graphql/jit-error-parity.ts):
+ * Which operations compile by shape as far as their errors go (src/graphql/execution/jit-error-parity.ts):
  * those where graphql-jit cannot report errors other than uncompiled execution does.
  */
 import { getOperationAST, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { jitErrorsMatch } from '../src/graphql/jit-error-parity.js';
-import { schema } from '../src/graphql/schema.js';
+import { jitErrorsMatch } from '../src/graphql/execution/jit-error-parity.js';
+import { schema } from '../src/graphql/schema/schema.js';
 
 function matches(text: string): boolean {
   const document = parse(text);

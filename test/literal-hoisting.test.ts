@@ -1,14 +1,14 @@
 /**
- * Literal hoisting (src/graphql/literal-hoisting.ts) and the error locations of hoisted plans
- * (src/graphql/literal-locations.ts): which literals become which variables, of which types, what
+ * Literal hoisting (src/graphql/execution/literal-hoisting.ts) and the error locations of hoisted plans
+ * (src/graphql/execution/literal-locations.ts): which literals become which variables, of which types, what
  * is left alone, and where errors of a plan compiled from another document of the shape point.
  */
 import { buildSchema, GraphQLError, type GraphQLSchema, parse, print } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { shapeOf } from '../src/graphql/document-shape.js';
-import { hoistLiterals, unusedVariablePrefix } from '../src/graphql/literal-hoisting.js';
-import { relocatedErrors } from '../src/graphql/literal-locations.js';
-import { schema } from '../src/graphql/schema.js';
+import { shapeOf } from '../src/graphql/execution/document-shape.js';
+import { hoistLiterals, unusedVariablePrefix } from '../src/graphql/execution/literal-hoisting.js';
+import { relocatedErrors } from '../src/graphql/execution/literal-locations.js';
+import { schema } from '../src/graphql/schema/schema.js';
 
 /** The hoisted document printed, and which literal (by its value) each variable stands for. */
 function hoisted(text: string, operationName?: string, on: GraphQLSchema = schema) {

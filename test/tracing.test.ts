@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import { summarizeStatement } from '../src/db/statement-summary.js';
-import type { GraphQLHttpPath } from '../src/graphql/over-http.js';
+import type { GraphQLHttpPath } from '../src/graphql/transport/over-http.js';
 import { FINAL_EXPORT_TIMEOUT_MS } from '../src/ops/tracing-sdk.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { schemaSdl } from '../graphql/schema.js';
+import { schemaSdl } from '../graphql/schema/schema.js';
 import { CommandError, parseArguments, runCommand, UsageError } from './command.js';
 
 export const SCHEMA_FILE = fileURLToPath(new URL('../../schema.graphql', import.meta.url));

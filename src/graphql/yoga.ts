@@ -16,28 +16,28 @@ import type { AvatarService } from '../service/avatars.js';
 import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
-import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from './compiled-by-shape.js';
-import type { GraphQLContext, StreamConnection } from './context.js';
+import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from './execution/compiled-by-shape.js';
 import {
   COMPILE_AFTER_EXECUTIONS,
   createDocumentCaches,
   createPersistedQueryStore,
   type DocumentCaches,
-} from './document-memory.js';
-import { maskError } from './error-masking.js';
-import { renderGraphiQL } from './graphiql.js';
-import { graphiqlOptions } from './graphiql-options.js';
-import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './graphql-armor.js';
-import { httpCachingPlugin } from './http-caching.js';
-import { uncompiledWhenRefused } from './refused-variables.js';
-import { requestMistakesPlugin } from './request-mistakes.js';
-import { schema } from './schema.js';
-import { streamingHeadersPlugin } from './streaming-headers.js';
-import { refusedStreamsPlugin } from './subscriptions/refused-streams.js';
-import { validationByShape } from './validation-by-shape.js';
-import { yogaLogger } from './yoga-logger.js';
+} from './execution/document-memory.js';
+import { maskError } from './execution/error-masking.js';
+import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './execution/graphql-armor.js';
+import { uncompiledWhenRefused } from './execution/refused-variables.js';
+import { validationByShape } from './execution/validation-by-shape.js';
+import { yogaLogger } from './execution/yoga-logger.js';
+import { renderGraphiQL } from './graphiql/graphiql.js';
+import { graphiqlOptions } from './graphiql/graphiql-options.js';
+import type { GraphQLContext, StreamConnection } from './schema/context.js';
+import { schema } from './schema/schema.js';
+import { refusedStreamsPlugin } from './schema/subscriptions/refused-streams.js';
+import { httpCachingPlugin } from './transport/http-caching.js';
+import { requestMistakesPlugin } from './transport/request-mistakes.js';
+import { streamingHeadersPlugin } from './transport/streaming-headers.js';
 
-export { schema } from './schema.js';
+export { schema } from './schema/schema.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 

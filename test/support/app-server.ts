@@ -11,7 +11,7 @@ import { type App, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { seedDemoData } from '../../src/data/seed.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
-import type { GraphQLHttpPath } from '../../src/graphql/over-http.js';
+import type { GraphQLHttpPath } from '../../src/graphql/transport/over-http.js';
 import type { GraphQLServerDeps } from '../../src/graphql/yoga.js';
 import { listen, type RunningServer } from '../../src/http/server.js';
 import { createLogger, type Logger } from '../../src/logging/logger.js';

@@ -19,7 +19,7 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { GraphQLError, ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { requestBodyLimitPlugin } from './request-body-limit.js';
+import { requestBodyLimitPlugin } from '../transport/request-body-limit.js';
 
 /**
  * Field nesting, counting fragments as if written inline. Legitimate queries nest 4 deep

@@ -2,10 +2,10 @@
  * What every resolver gets: the profiles service and the request it answers. Resolvers are thin
  * callers of the service, exactly like the REST handlers.
  */
-import type { AvatarService } from '../service/avatars.js';
-import type { LiveUpdates } from '../service/live-updates.js';
-import type { ProfilesService } from '../service/profiles-service.js';
-import type { ServiceRequest } from '../service/request.js';
+import type { AvatarService } from '../../service/avatars.js';
+import type { LiveUpdates } from '../../service/live-updates.js';
+import type { ProfilesService } from '../../service/profiles-service.js';
+import type { ServiceRequest } from '../../service/request.js';
 
 /** The client connection a subscription streams over: how far behind it is, and how to cut it. */
 export interface StreamConnection {

@@ -38,13 +38,13 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
-import { sendError } from '../http/respond.js';
-import type { RouteHandler } from '../http/router.js';
-import type { Logger } from '../logging/logger.js';
+import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
+import { sendError } from '../../http/respond.js';
+import type { RouteHandler } from '../../http/router.js';
+import type { Logger } from '../../logging/logger.js';
+import type { GraphQLServer } from '../yoga.js';
 import { type JsonMediaType, jsonMediaTypeFor, mayStream } from './accept.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
-import type { GraphQLServer } from './yoga.js';
 
 /** Who answers `/graphql`: the service's HTTP layer where it can (production), or Yoga alone (tests). */
 export type GraphQLHttpPath = 'service' | 'yoga';

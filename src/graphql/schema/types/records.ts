@@ -4,8 +4,8 @@
  * everything else is a GenericRecord, so no stored record is ever dropped or made to fail.
  * Map entries come in stored order (see src/profiles/record-value.ts).
  */
-import type { ProfileRecord } from '../../profiles/profile.js';
-import { CRYPTO_KEYS, isStringMap, phoneNumbers, SOCIAL_KEYS } from '../../profiles/record-types.js';
+import type { ProfileRecord } from '../../../profiles/profile.js';
+import { CRYPTO_KEYS, isStringMap, phoneNumbers, SOCIAL_KEYS } from '../../../profiles/record-types.js';
 import type { Builder, InterfaceOf, ObjectOf } from '../builder.js';
 
 const TEXT_RECORD_TYPES: ReadonlySet<string> = new Set(['name', 'email', 'website', 'tg_bot', 'web_url', 'web3_url']);

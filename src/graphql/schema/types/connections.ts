@@ -3,8 +3,8 @@
  * PageInfo), the answer of the name listings (search, reverse lookup by wallet). The listing
  * reads names; the edges load their profiles in one batch, already paid for by the listing.
  */
-import type { Profile } from '../../profiles/profile.js';
-import type { NamePage } from '../../service/discovery.js';
+import type { Profile } from '../../../profiles/profile.js';
+import type { NamePage } from '../../../service/discovery.js';
 import type { Builder, ObjectOf } from '../builder.js';
 
 interface PageInfoShape {

@@ -15,9 +15,9 @@ import type { Duplex } from 'node:stream';
 import { type ExecutionArgs, type execute, GraphQLError, type subscribe } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { Logger } from '../logging/logger.js';
+import type { Logger } from '../../logging/logger.js';
+import type { GraphQLServer } from '../yoga.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
-import type { GraphQLServer } from './yoga.js';
 
 export const KEEP_ALIVE_MS = 15_000;
 

@@ -1,4 +1,4 @@
-import type { OwnerCheckResult } from '../../service/profiles-service.js';
+import type { OwnerCheckResult } from '../../../service/profiles-service.js';
 import type { Builder, ObjectOf } from '../builder.js';
 
 /** OwnerCheckResult and `Query.ownerCheck(email:, name:)`. */

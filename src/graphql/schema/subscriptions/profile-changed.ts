@@ -5,9 +5,9 @@
  * budget like `profiles(names:)`, and refuses a subscription past the open-subscription bounds
  * (RATE_LIMITED). The same field runs over SSE and over WebSocket (graphql-ws).
  */
-import type { Profile } from '../../profiles/profile.js';
-import type { ProfileChangeEvent } from '../../service/live-updates.js';
-import { MAX_NAMES_PER_REQUEST } from '../../service/profiles-service.js';
+import type { Profile } from '../../../profiles/profile.js';
+import type { ProfileChangeEvent } from '../../../service/live-updates.js';
+import { MAX_NAMES_PER_REQUEST } from '../../../service/profiles-service.js';
 import type { Builder, ObjectOf } from '../builder.js';
 import type { GraphQLContext } from '../context.js';
 import { EventQueue } from './event-queue.js';

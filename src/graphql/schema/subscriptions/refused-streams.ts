@@ -12,7 +12,7 @@
  */
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { ERROR_CODES } from '../error-masking.js';
+import { ERROR_CODES } from '../../execution/error-masking.js';
 
 const admitsJson = (mediaTypes: readonly string[]) =>
   mediaTypes.some((type) => type.includes('json') || type === '*/*' || type === 'application/*');

@@ -2,8 +2,8 @@
  * The Profile type and its NFT-style attributes. Fields read the service's Profile as loaded:
  * the records come with it, so no field of a profile costs another query.
  */
-import type { Profile, ProfileRecord } from '../../profiles/profile.js';
-import { AVATAR_SIZE } from '../../service/avatars.js';
+import type { Profile, ProfileRecord } from '../../../profiles/profile.js';
+import { AVATAR_SIZE } from '../../../service/avatars.js';
 import type { Builder, InterfaceOf, ObjectOf } from '../builder.js';
 
 /** The value of an attribute: a string for `domain`, an integer for `level` and `length`. */

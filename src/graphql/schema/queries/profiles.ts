@@ -1,5 +1,5 @@
-import type { Profile } from '../../profiles/profile.js';
-import { MAX_NAMES_PER_REQUEST } from '../../service/profiles-service.js';
+import type { Profile } from '../../../profiles/profile.js';
+import { MAX_NAMES_PER_REQUEST } from '../../../service/profiles-service.js';
 import type { Builder, ObjectOf } from '../builder.js';
 
 /** `Query.profiles(names:)`: several profiles in one field. */

@@ -18,7 +18,7 @@
  * sixteenth of the cache is never compiled. Before this, a client sending a hundred distinct
  * documents of 50 aliased profile lookups twice each filled a 256 MB heap with compiled queries.
  * Plans compiled for a shape (every document that differs only in its string literals, see
- * src/graphql/compiled-by-shape.ts) are entries of the same cache, counted the same way: parsed
+ * src/graphql/execution/compiled-by-shape.ts) are entries of the same cache, counted the same way: parsed
  * documents and compiled queries of both kinds share one bound.
  *
  * Before parsing, the text's nesting depth is measured: graphql-js parses recursively, and a

@@ -15,14 +15,14 @@
 import { createHash } from 'node:crypto';
 import { type DocumentNode, type FragmentDefinitionNode, getOperationAST, Kind, type SelectionSetNode } from 'graphql';
 import { type Plugin, processRegularResult } from 'graphql-yoga';
-import { ifNoneMatchHeaderMatches } from '../http/conditional.js';
+import { ifNoneMatchHeaderMatches } from '../../http/conditional.js';
 import { jsonMediaTypeFor } from './accept.js';
 
 /** Root fields whose answers depend on public profile data only. */
 export const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set([
   'profile',
   'profiles',
-  // Discovery (src/graphql/queries/discovery.ts) reads public data too.
+  // Discovery (src/graphql/schema/queries/discovery.ts) reads public data too.
   'searchProfiles',
   'profilesByWallet',
   'nameCheck',

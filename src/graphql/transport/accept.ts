@@ -5,7 +5,7 @@
  * values ignored; the JSON processor is tried last, so it wins whenever any entry matches a JSON
  * type, and then the first such entry decides: `application/json` where it matches, else
  * `application/graphql-response+json`. The HTTP layer uses it to decide which requests it may
- * answer itself (src/graphql/over-http.ts); the status of an error depends on the type chosen.
+ * answer itself (src/graphql/transport/over-http.ts); the status of an error depends on the type chosen.
  */
 
 export type JsonMediaType = 'application/json' | 'application/graphql-response+json';

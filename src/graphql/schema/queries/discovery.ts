@@ -2,8 +2,8 @@
  * Discovery queries: prefix search, the reverse lookup by wallet address, and the name check.
  * Thin callers of the profiles service (src/service/discovery.ts), like the REST routes.
  */
-import type { NameCheck, NamePage } from '../../service/discovery.js';
-import { DEFAULT_PAGE_SIZE, MAX_ADDRESS_LENGTH, MAX_LOOK_ALIKES, MAX_PAGE_SIZE } from '../../service/discovery.js';
+import type { NameCheck, NamePage } from '../../../service/discovery.js';
+import { DEFAULT_PAGE_SIZE, MAX_ADDRESS_LENGTH, MAX_LOOK_ALIKES, MAX_PAGE_SIZE } from '../../../service/discovery.js';
 import type { Builder, ObjectOf } from '../builder.js';
 
 function registerNameCheck(builder: Builder): ObjectOf<NameCheck> {

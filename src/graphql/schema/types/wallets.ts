@@ -4,8 +4,8 @@
  * Added to Profile from here, so the profile module stays as it is: ../schema.ts calls this
  * after the queries of profiles, which puts Wallet after OwnerCheckResult in `schema.graphql`.
  */
-import type { Profile } from '../../profiles/profile.js';
-import { type Wallet, walletBySymbol, walletsOf } from '../../profiles/wallets.js';
+import type { Profile } from '../../../profiles/profile.js';
+import { type Wallet, walletBySymbol, walletsOf } from '../../../profiles/wallets.js';
 import type { Builder, ObjectOf } from '../builder.js';
 
 const CLAIM_NOTE = 'A claim the profile makes, not verified ownership.';

@@ -4,7 +4,7 @@
  * queue is bounded: a push beyond MAX_QUEUED_EVENTS, or while the connection already holds more
  * than MAX_BACKLOG_BYTES unsent, is refused, and the hub drops the subscriber.
  */
-import type { ProfileChangeEvent } from '../../service/live-updates.js';
+import type { ProfileChangeEvent } from '../../../service/live-updates.js';
 import type { StreamConnection } from '../context.js';
 
 export const MAX_QUEUED_EVENTS = 64;

@@ -5,8 +5,8 @@
  * and while reading when a chunked body (no `Content-Length`) grows past the limit.
  */
 import type { Plugin } from 'graphql-yoga';
-import { requestBodyTooLargeMessage } from '../http/request-body.js';
-import { JSON_CONTENT_TYPE } from '../http/respond.js';
+import { requestBodyTooLargeMessage } from '../../http/request-body.js';
+import { JSON_CONTENT_TYPE } from '../../http/respond.js';
 
 /**
  * 64 KiB. The largest legitimate document (15 aliased `profiles` fields of 100 names each, see

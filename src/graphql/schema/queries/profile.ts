@@ -1,4 +1,4 @@
-import type { Profile } from '../../profiles/profile.js';
+import type { Profile } from '../../../profiles/profile.js';
 import type { Builder, ObjectOf } from '../builder.js';
 
 /** `Query.profile(name:)`: one profile. */

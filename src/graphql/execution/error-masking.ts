@@ -13,7 +13,7 @@ import {
   RateLimitedError,
   ServiceError,
   UnavailableError,
-} from '../service/errors.js';
+} from '../../service/errors.js';
 
 export const ERROR_CODES = {
   badUserInput: 'BAD_USER_INPUT',

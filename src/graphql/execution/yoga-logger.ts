@@ -4,7 +4,7 @@
  * e-mails), so errors are reduced to their name and driver message first.
  */
 import type { YogaLogger } from 'graphql-yoga';
-import type { Logger } from '../logging/logger.js';
+import type { Logger } from '../../logging/logger.js';
 import { describeErrorForLog, logLevelOf } from './error-masking.js';
 
 function sanitise(args: unknown[]): unknown[] {

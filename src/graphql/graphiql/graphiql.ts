@@ -14,10 +14,10 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import type { GraphiQLOptions } from 'graphql-yoga';
-import { matchesIfNoneMatch } from '../http/conditional.js';
-import { sendError } from '../http/respond.js';
-import type { Router } from '../http/router.js';
-import type { Logger } from '../logging/logger.js';
+import { matchesIfNoneMatch } from '../../http/conditional.js';
+import { sendError } from '../../http/respond.js';
+import type { Router } from '../../http/router.js';
+import type { Logger } from '../../logging/logger.js';
 
 /** Where the assets are served; the page names them relative to `/graphql`, so they resolve here. */
 export const GRAPHIQL_ASSETS_PATH = '/graphiql/';
