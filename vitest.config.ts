@@ -1,5 +1,30 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { DEFAULT_TEST_DATABASE_URL, DEFAULT_TEST_REDIS_URL } from './test/support/system-tools.js';
+
+/**
+ * Two tiers (docs/testing.md). `npm test` runs every suite that needs only Node and the npm
+ * packages: unit suites and the app in process on PGlite (and on PostgreSQL too when
+ * TEST_DATABASE_URL is set). `npm run test:system` runs the suites below, which need tools of the
+ * machine; its global set-up fails, naming each missing tool, before any of them starts.
+ */
+const SYSTEM_SUITES = [
+  // Chromium
+  'test/graphiql-browser.test.ts',
+  'test/avatar-browser.test.ts',
+  'test/live-updates-browser.test.ts',
+  // PostgreSQL 15's server binaries and PgBouncer: servers of the test's own
+  'test/postgres-cluster.test.ts',
+  'test/database-servers.test.ts',
+  // Redis
+  'test/limits-redis.test.ts',
+  'test/rate-limits-redis-hang.test.ts',
+  'test/rate-limits-processes.test.ts',
+  // `npm start` and server processes on a PostgreSQL server
+  'test/npm-start.test.ts',
+  'test/ops-workers.test.ts',
+  'test/live-updates-processes.test.ts',
+];
 
 /**
  * The suites whose servers answer GraphQL in the test process. They run a second time with
@@ -27,6 +52,15 @@ const GRAPHQL_SUITES = [
   'test/graphiql-browser.test.ts',
 ];
 
+const inTier = (system: boolean) => (file: string) => SYSTEM_SUITES.includes(file) === system;
+const UNIT_ENV = { NODE_ENV: 'test' };
+const SYSTEM_ENV = {
+  NODE_ENV: 'test',
+  TEST_DATABASE_URL: process.env.TEST_DATABASE_URL ?? DEFAULT_TEST_DATABASE_URL,
+  TEST_REDIS_URL: process.env.TEST_REDIS_URL ?? DEFAULT_TEST_REDIS_URL,
+};
+const YOGA_PATH = { TEST_GRAPHQL_HTTP_PATH: 'yoga' };
+
 export default defineConfig({
   resolve: {
     // Pothos and Yoga load graphql's CommonJS build; without this alias the tests would load its
@@ -41,13 +75,34 @@ export default defineConfig({
     // Two cores: suites start servers and databases of their own, so a few files at a time.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'service', include: ['test/**/*.test.ts'], env: { NODE_ENV: 'test' } } },
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: SYSTEM_SUITES, env: UNIT_ENV },
+      },
       {
         extends: true,
         test: {
-          name: 'yoga-handler',
-          include: GRAPHQL_SUITES,
-          env: { NODE_ENV: 'test', TEST_GRAPHQL_HTTP_PATH: 'yoga' },
+          name: 'unit:yoga-handler',
+          include: GRAPHQL_SUITES.filter(inTier(false)),
+          env: { ...UNIT_ENV, ...YOGA_PATH },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'system',
+          include: SYSTEM_SUITES,
+          env: SYSTEM_ENV,
+          globalSetup: ['test/support/system-tier-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'system:yoga-handler',
+          include: GRAPHQL_SUITES.filter(inTier(true)),
+          env: { ...SYSTEM_ENV, ...YOGA_PATH },
+          globalSetup: ['test/support/system-tier-setup.ts'],
         },
       },
     ],
