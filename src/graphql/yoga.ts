@@ -76,8 +76,8 @@ export interface GraphQLServerDeps {
 
 /**
  * Documents executed often run compiled (graphql-jit): their resolvers are called without a
- * walk of the document each time. Compiling costs more than a few executions save (half a
- * millisecond and 50 KB for a one-profile document), so a document is compiled on its
+ * walk of the document each time. Compiling costs more than a few executions save (see
+ * docs/decisions.md, "Compiled execution after repeated executions"), so a document is compiled on its
  * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has
  * room for the compiled query (see ./execution/document-memory.ts): compiled queries live and die with
  * their cache entries. Queries with string literals are compiled once per shape instead
@@ -169,7 +169,7 @@ export function createGraphQLServer({
     // The service's one CORS policy (src/http/cors.ts) applies to /graphql like to /api.
     cors: false,
     // The request body limit of graphql-armor.ts reads Content-Length; Yoga's own limit would
-    // pipe every body through a stream transform (measured: half the throughput).
+    // pipe every body through a stream transform (see docs/decisions.md, "Yoga's request body limit off").
     maxRequestBodySize: false,
     parserAndValidationCache: documents.options,
     logging: yogaLogger(logger),

@@ -5,10 +5,8 @@
  * operation metrics), the same result processors — but its Node adapter (`yoga.requestListener`,
  * @whatwg-node/server) turns every request into a Fetch `Request` and every answer back, with an
  * AbortController (and a DOMException when it is aborted at the end of each response), streams and
- * promise helpers. Measured on this 2-core machine, `{ __typename }`-sized documents: through the
- * adapter 342 µs of CPU per request, through `yoga.getResultForParams` called from a node:http
- * handler 155 µs, a node:http server answering a constant 66 µs (bench/README.md has the service's
- * figures).
+ * promise helpers, which cost more CPU per request than the GraphQL work of a small document (see
+ * docs/decisions.md, "GraphQL over HTTP in the service's HTTP layer").
  *
  * Answered here (nearly all traffic), through `yoga.getResultForParams` (Yoga's `onParams` hooks —
  * persisted queries, parameter checks —, then parse, validate, context, execute with every envelop
@@ -33,7 +31,8 @@
  * stream (as it does behind Express or Fastify).
  *
  * The answer must not depend on the path: test/graphql-over-http.test.ts sends the same generated
- * requests to both and compares them, and the GraphQL suites run on both.
+ * requests to both and compares them, and the GraphQL suites run on both. What here repeats Yoga,
+ * and the Yoga version it was checked against, is in ./README.md.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
