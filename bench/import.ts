@@ -2,8 +2,8 @@
  * `npm run bench:import`: how long a non-locking import of 1,000,000 generated profiles takes
  * into a PostgreSQL database that is serving readers, and what it does to their latency.
  *
- * 1. Generates the data file once (`npm run gen -- --profiles 1000000 --seed 1`, 680 MB) into
- *    bench/results/ and reuses it afterwards.
+ * 1. Generates the data file once (`npm run gen -- --profiles 1000000 --seed 1`; its size is in
+ *    docs/data.md) into bench/results/ and reuses it afterwards.
  * 2. Per run: a fresh database of its own on the local PostgreSQL (`BENCH_IMPORT_DATABASE_URL`,
  *    default postgres://postgres@127.0.0.1:5432/nps_bench_import; dropped and created again),
  *    migrated and loaded with a base set of 100,000 other generated profiles (the ones readers

@@ -43,8 +43,7 @@ export type Verdict = 'flat' | 'levelled off' | 'growing' | 'inconclusive' | 'to
 
 /**
  * Ten minutes of samples every 5 s. RSS still settles for several minutes after the warm-up
- * (a 12-minute run stepped up 12 MB in its 6th minute, then stayed level): a shorter stretch
- * mostly measures that.
+ * (bench/README.md, "Settings of the soak"): a shorter stretch mostly measures that.
  */
 export const MIN_SLOPE_POINTS = 120;
 

@@ -246,8 +246,8 @@ function publicUrl(env: Env, host: string, port: number): string {
 }
 
 /**
- * Profiles kept in memory per process by default: about 25 MB for typical profiles (a loaded
- * profile with its ready REST document is about 2.5 KB), within a 150 MB process.
+ * Profiles kept in memory per process by default: a small part of the process's memory for
+ * typical profiles (see docs/decisions.md, "The profile cache's default size").
  */
 export const DEFAULT_PROFILE_CACHE_SIZE = 10_000;
 

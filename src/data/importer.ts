@@ -204,8 +204,9 @@ export const ANALYZE_AFTER_PROFILES = MAX_NAMED_CHANGES;
 /**
  * ANALYZE of the tables imports write; an import runs it after it has committed. Autovacuum would
  * get there later, or never where it is off (as on the benchmark machine): meanwhile the planner
- * knows nothing of the new rows, and a lookup of 100 names took 35 ms instead of 4 ms on a plan
- * made for thousands of records per profile. ANALYZE reads a sample (30,000 rows a table), so it
+ * knows nothing of the new rows, and a lookup of 100 names took several times as long on a plan
+ * made for thousands of records per profile (docs/decisions.md, "ANALYZE after imports, and no
+ * JIT for the service's sessions"). ANALYZE reads a sample (30,000 rows a table), so it
  * takes about the same fraction of a second whatever the size, and blocks no reader or writer.
  */
 export async function analyzeDataTables(db: Database): Promise<void> {

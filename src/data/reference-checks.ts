@@ -9,9 +9,9 @@
  * every row of the tables with one anti-join per reference. A rolled-back import rolls the
  * switch back too; other sessions never see the triggers off (ALTER TABLE is transactional).
  *
- * Measured on 200,000 generated profiles, the per-statement checks cost about 15 % of the
- * database's work of an import, and the final check reads both tables once: bulk mode came out
- * about as fast as a plain import. It stays for scripts that pass --bulk.
+ * The per-statement checks are cheap and the final check reads both tables once, so bulk mode
+ * comes out about as fast as a plain import (docs/decisions.md, "References checked per
+ * statement, and bulk mode"). It stays for scripts that pass --bulk.
  */
 
 import type { Database } from '../db/database.js';

@@ -4,12 +4,13 @@
  *
  * Why: Node 24's ES module loader, for every file it loads, reads the nearest package.json and
  * copies all of its fields, `exports` included (`getPackageScopeConfig` spreads a lazily parsed
- * object). drizzle-orm's package.json lists 447 entry points in 178 KB and its ES build is
- * hundreds of files, so `import 'drizzle-orm/postgres-js'` parsed that JSON hundreds of times:
- * 168 MB of garbage, 635 ms and a heap V8 keeps afterwards (measured on Node 24.21; Node 20 took
- * 6 MB). The CommonJS loader reads the scope once per package: 13 MB and 106 ms for the same
- * modules. Drizzle tells its classes apart by a `Symbol.for` key, not by identity, so a module
- * that still imports the ES build (drizzle-kit, a test) works with objects made here.
+ * object). drizzle-orm's package.json lists hundreds of entry points and its ES build is hundreds
+ * of files, so `import 'drizzle-orm/postgres-js'` parsed that JSON hundreds of times: far more
+ * garbage and CPU time than the CommonJS build, and a heap V8 keeps afterwards. The CommonJS
+ * loader reads the scope once per package. The figures, with their date and how they were taken:
+ * docs/decisions.md, "Drizzle through its CommonJS build". Drizzle tells its classes apart by a
+ * `Symbol.for` key, not by identity, so a module that still imports the ES build (drizzle-kit, a
+ * test) works with objects made here.
  *
  * The driver for the embedded database is not here: src/db/pglite.ts loads it only when the
  * embedded database is opened.

@@ -44,8 +44,9 @@ export interface ServicePool {
 /**
  * Start-up parameters of a session-mode connection. Every statement here is an index lookup or a
  * batch of them. PostgreSQL compiles a plan whose estimated cost passes jit_above_cost, and a
- * misestimate (tables not analyzed yet) made a lookup of 100 names take 35 ms instead of 4 ms,
- * compiling on every execution.
+ * misestimate (tables not analyzed yet) made a lookup of 100 names take several times as long,
+ * compiling on every execution (docs/decisions.md, "ANALYZE after imports, and no JIT for the
+ * service's sessions").
  */
 function sessionParameters(settings: PoolSettings, role: string): Record<string, string | number> {
   if (settings.poolMode === 'transaction') return {};

@@ -5,8 +5,9 @@
  * References (profiles.namespace -> namespaces.name, records.profile_id -> profiles.id) are not
  * foreign-key constraints but statement-level triggers with the same guarantee, written by hand
  * in migration 0001 (drizzle-kit does not model triggers): a foreign key checks each inserted row
- * with a query of its own, which was half of the database's work in a large import; the triggers
- * check a whole statement's rows with one join. See drizzle/0002_set_based_references.sql.
+ * with a query of its own, which was much of the database's work in a large import; the triggers
+ * check a whole statement's rows with one join. See drizzle/0002_set_based_references.sql and
+ * docs/decisions.md, "References checked per statement, and bulk mode".
  *
  * Private data: `namespaces.owner_email` and `profiles.creator_email` are never selected by the
  * read paths of the API, only compared inside the owner-check query.

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { type DocumentNode, getOperationAST } from 'graphql';
-import { createYoga, type Plugin, type YogaServer, type YogaServerInstance } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config/config.js';
 import { serviceRequestFor } from '../http/service-request.js';
@@ -35,6 +35,7 @@ import { schema } from './schema/schema.js';
 import { refusedStreamsPlugin } from './schema/subscriptions/refused-streams.js';
 import { httpCachingPlugin } from './transport/http-caching.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
+import { type ResultProcessHook, resultProcessHooks } from './transport/result-process-hooks.js';
 import { streamingHeadersPlugin } from './transport/streaming-headers.js';
 
 export { schema } from './schema/schema.js';
@@ -45,18 +46,18 @@ export const GRAPHQL_ENDPOINT = '/graphql';
 export interface NodeServerContext {
   req?: IncomingMessage;
   res?: ServerResponse;
-  /** A graphql-ws connection (./websocket.ts): `req` is its upgrade request, there is no `res`. */
+  /** A graphql-ws connection (./transport/websocket.ts): `req` is its upgrade request, there is no `res`. */
   socket?: WebSocket;
 }
 
 export interface GraphQLServer {
-  /** Yoga as a server: its handler (`requestListener`, `fetch`) answers any GraphQL-over-HTTP request. */
-  readonly yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
   /**
-   * The same server's engine, what Yoga's handler runs once it has read a request
-   * (`getResultForParams`) and the plugins it answers with: see ./over-http.ts.
+   * Yoga as a server: its handler (`requestListener`, `fetch`) answers any GraphQL-over-HTTP
+   * request; `getResultForParams`, `getEnveloped` and `fetchAPI` are what ./transport runs itself.
    */
-  readonly engine: YogaServer<NodeServerContext, GraphQLContext>;
+  readonly yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
+  /** Yoga's `onResultProcess` hooks in Yoga's order: see ./transport/result-process-hooks.ts. */
+  readonly resultProcessHooks: readonly ResultProcessHook[];
 }
 
 export interface GraphQLServerDeps {
@@ -75,13 +76,13 @@ export interface GraphQLServerDeps {
 
 /**
  * Documents executed often run compiled (graphql-jit): their resolvers are called without a
- * walk of the document each time. Compiling costs more than a few executions save (half a
- * millisecond and 50 KB for a one-profile document), so a document is compiled on its
+ * walk of the document each time. Compiling costs more than a few executions save (see
+ * docs/decisions.md, "Compiled execution after repeated executions"), so a document is compiled on its
  * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has
- * room for the compiled query (see document-memory.ts): compiled queries live and die with
+ * room for the compiled query (see ./execution/document-memory.ts): compiled queries live and die with
  * their cache entries. Queries with string literals are compiled once per shape instead
- * (./compiled-by-shape.ts), unless their shape cannot be. Variables a compiled document refuses
- * are answered by uncompiled execution (./refused-variables.ts).
+ * (./execution/compiled-by-shape.ts), unless their shape cannot be. Variables a compiled document refuses
+ * are answered by uncompiled execution (./execution/refused-variables.ts).
  */
 function compiledExecution(documents: DocumentCaches, byShape: CompiledByShape): ReturnType<typeof useGraphQlJit> {
   const executions = new WeakMap<DocumentNode, number>();
@@ -125,7 +126,7 @@ function persistedQueries(): Plugin {
   };
 }
 
-/** How a subscription's client connection is watched and cut (see ./subscriptions/event-queue.ts). */
+/** How a subscription's client connection is watched and cut (see ./schema/subscriptions/event-queue.ts). */
 function streamConnectionOf(
   res: ServerResponse | undefined,
   socket: WebSocket | undefined,
@@ -155,26 +156,20 @@ export function createGraphQLServer({
   compiledExecution: compiled = true,
 }: GraphQLServerDeps): GraphQLServer {
   const byShape = compiledExecutionByShape(schema, documents);
-  let engine: YogaServer<NodeServerContext, GraphQLContext> | undefined;
-  // Yoga hands its plugins the engine behind the adapter it returns; this is how it is reached.
-  const captureEngine: Plugin = {
-    onYogaInit: ({ yoga }) => {
-      engine = yoga as unknown as YogaServer<NodeServerContext, GraphQLContext>;
-    },
-  };
+  const resultProcess = resultProcessHooks();
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
     landingPage: false,
     // Per request: a visit opens on the example, a URL with a query on that query.
     graphiql: graphiqlOptions,
-    // Served from this process (no CDN); see ./graphiql.ts.
+    // Served from this process (no CDN); see ./graphiql/graphiql.ts.
     renderGraphiQL,
     batching: GRAPHQL_BATCHING,
     // The service's one CORS policy (src/http/cors.ts) applies to /graphql like to /api.
     cors: false,
     // The request body limit of graphql-armor.ts reads Content-Length; Yoga's own limit would
-    // pipe every body through a stream transform (measured: half the throughput).
+    // pipe every body through a stream transform (see docs/decisions.md, "Yoga's request body limit off").
     maxRequestBodySize: false,
     parserAndValidationCache: documents.options,
     logging: yogaLogger(logger),
@@ -195,7 +190,7 @@ export function createGraphQLServer({
       validationByShape(schema),
       ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape)] : []),
       ...plugins,
-      captureEngine,
+      resultProcess.plugin,
     ],
     context: ({ req, res, socket }): GraphQLContext => ({
       profiles,
@@ -208,6 +203,5 @@ export function createGraphQLServer({
       connection: streamConnectionOf(res, socket),
     }),
   });
-  if (engine === undefined) throw new Error('Yoga did not initialise its plugins');
-  return { yoga, engine };
+  return { yoga, resultProcessHooks: resultProcess.list() };
 }

@@ -16,8 +16,8 @@
  *   more per attempt, at most 2 s). A hung server's kernel still accepts connections, so each
  *   attempt sends the connection handshake (HELLO, CLIENT SETINFO); unanswered, the attempt fails
  *   and its socket is dropped after REDIS_TRIP_AFTER_SILENCE_MS. Attempts therefore start every
- *   1.6 s at first and every 3.5 s once the hang has lasted about half a minute (measured). No
- *   request waits for a probe.
+ *   few seconds, further apart as the hang lasts (docs/decisions.md, "The Redis breaker's
+ *   probes"). No request waits for a probe.
  * - **Close.** The handshake is answered: the connection is `ready` and the next request counts in
  *   Redis again.
  */

@@ -11,8 +11,8 @@
  * The prototypes are Unicode's own confusables.txt as the npm package `unhomoglyph` ships it
  * (data.json: one entry per line of the file, Unicode 13.0.0). Normalisation and the
  * Default_Ignorable_Code_Point property are the JavaScript engine's (ICU). The data is loaded on
- * first use, so processes that never compare names never load it (about 100 KB of JSON, 1 MB of
- * heap).
+ * first use, so processes that never compare names never load it (see docs/decisions.md,
+ * "Confusable-character data loaded on first use").
  */
 import { createRequire } from 'node:module';
 

@@ -2,14 +2,14 @@
  * Gives start-up's garbage back to the operating system before the service starts listening.
  *
  * Loading the code and building the schema leave V8's young generation grown to its maximum
- * (`--max-semi-space-size`) and the old space fragmented: about 25 MB resident that an idle
- * service never uses. V8 would shrink them in a memory-reducing collection, but its memory
+ * (`--max-semi-space-size`) and the old space fragmented: memory resident that an idle service
+ * never uses. V8 would shrink them in a memory-reducing collection, but its memory
  * reducer only starts one when it has measured a low allocation rate, which it measures at
  * collections, and an idle service collects nothing: the start-up rate stays on record and the
- * memory stays resident for good (seen with `--trace-memory-reducer`: "high alloc" every 8 s).
- * So the service asks for that collection itself, once, when `gc` is exposed (`--expose-gc` is
- * one of `npm start`'s flags, package.json `config.nodeFlags`). Measured on PostgreSQL: idle RSS
- * 120 MB before, 96 MB after, for one collection of about 150 ms before the first request.
+ * memory stays resident for good (seen with `--trace-memory-reducer`: "high alloc" again and
+ * again). So the service asks for that collection itself, once, when `gc` is exposed
+ * (`--expose-gc` is one of `npm start`'s flags, package.json `config.nodeFlags`), before the
+ * first request. The figures: docs/decisions.md, "One memory-reducing collection before listening".
  */
 
 /** V8's `gc` as `--expose-gc` installs it (V8 11+ accepts these options). */

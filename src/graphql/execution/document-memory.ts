@@ -11,12 +11,11 @@
  * the cache with texts that never come back, and the heap with their garbage.
  *
  * Documents executed often run compiled (graphql-jit), and a compiled query is far larger than
- * the parsed document: about 500 bytes of heap per character of text, measured from 90 to
- * 18,000 characters (the benchmark's one-profile document: 8 KB parsed, 50 KB compiled). So a
- * document is compiled only while it is in the cache, its entry then counts the compiled size
- * too (evicting it drops both), and a document whose compiled query would take more than a
- * sixteenth of the cache is never compiled. Before this, a client sending a hundred distinct
- * documents of 50 aliased profile lookups twice each filled a 256 MB heap with compiled queries.
+ * the parsed document, in proportion to its text. So a document is compiled only while it is in
+ * the cache, its entry then counts the compiled size too (evicting it drops both), and a document
+ * whose compiled query would take more than a sixteenth of the cache is never compiled. Without
+ * this, a client sending distinct documents of many aliased lookups filled the heap with compiled
+ * queries (the figures: docs/decisions.md, "The document cache, bounded by bytes").
  * Plans compiled for a shape (every document that differs only in its string literals, see
  * src/graphql/execution/compiled-by-shape.ts) are entries of the same cache, counted the same way: parsed
  * documents and compiled queries of both kinds share one bound.
@@ -41,14 +40,15 @@ export const PERSISTED_QUERY_BYTES = 8 * 1024 * 1024;
 
 /**
  * Bytes of heap per character of document text, measured with `process.memoryUsage()` on
- * documents of aliased fields near the token limit (about 50); rounded up.
+ * documents of aliased fields near the token limit, rounded up (docs/decisions.md, "The document
+ * cache, bounded by bytes").
  */
 export const HEAP_BYTES_PER_DOCUMENT_CHARACTER = 64;
 
-/** Heap of a parsed document beyond its characters (a 90-character document holds 8 KB). */
+/** Heap of a parsed document beyond its characters, as measured on short documents. */
 export const HEAP_BYTES_PER_DOCUMENT = 4096;
 
-/** Heap of a compiled query per character of its document's text (measured 480-570). */
+/** Heap of a compiled query per character of its document's text: the measured figure, rounded up. */
 export const COMPILED_BYTES_PER_DOCUMENT_CHARACTER = 640;
 
 /** A document runs compiled from this execution on: compiling costs more than one run saves. */

@@ -1,16 +1,16 @@
 /**
  * Bounds on what one GraphQL document may ask, with graphql-armor's Yoga (envelop) plugins, so no
  * query can make the server do unbounded work. Every limit sits well above what a real client
- * sends. The two heaviest legitimate documents, measured with graphql-armor's own counters
- * (test/graphql-armor.test.ts sends both and asserts they pass):
+ * sends: about twice the two heaviest legitimate documents, as graphql-armor's own counters
+ * measure them (their figures: docs/decisions.md, "GraphQL document limits: about twice the
+ * heaviest legitimate document"; test/graphql-armor.test.ts sends both and asserts they pass):
  *
  * - the deepest query, `{ profiles(names: [...]) { name attributes { traitType value { ... on
  *   StringAttributeValue { text: value } ... on IntAttributeValue { number: value } } } records
  *   { key type raw ... on SocialRecord { entries { key value } twitter } } } ownerCheck(...) {
- *   hasCreated email name } }`, sent with 15 aliased `profiles` fields of 100 names each:
- *   depth 4, 45 aliases, 2,296 tokens, cost 1,077, 26 KiB as a JSON body;
+ *   hasCreated email name } }`, sent with 15 aliased `profiles` fields of 100 names each;
  * - GraphiQL's example profile selection (3 aliases of its own) for 15 aliased profiles and an
- *   owner check: depth 4, 60 aliases, 1,636 tokens, cost 2,332.
+ *   owner check, the one with the most aliases.
  *
  * A refused document is an ordinary invalid document for the client (see asValidationError);
  * the message names the limit. The limits are in the README, so stating them tells an attacker
@@ -30,7 +30,7 @@ import { requestBodyLimitPlugin } from '../transport/request-body-limit.js';
 export const MAX_DEPTH = 10;
 
 /**
- * Aliased fields per operation: the 60 of the GraphiQL-style page above, rounded up. Aliases
+ * Aliased fields per operation: those of the GraphiQL-style page above, rounded up. Aliases
  * cannot buy owner checks (each `ownerCheck` field draws on the rate limit) or profile lookups
  * (each name draws on the profile budget); this bounds the resolver work one document repeats.
  */

@@ -2,8 +2,8 @@
  * Validation by shape: a document that differs from one already found valid only in the text of
  * its string literals is valid too, so it is not validated again. Clients that write the name
  * into the document (`{ profile(name: "alice@acme") { … } }`, a new text per request) then pay
- * for parsing and execution only; validation was most of their cost (a quarter of the CPU time
- * in a profile of that load, and much of the garbage).
+ * for parsing and execution only; validation was most of their cost (see docs/decisions.md,
+ * "Validation by shape").
  *
  * Why it holds: of graphql-js's rules and graphql-armor's limits, only two look at a literal's
  * content. ValuesOfCorrectType asks the argument's scalar whether it accepts the literal; the

@@ -3,11 +3,12 @@
  * own page loads its stylesheet, script, Monaco workers and favicon from public CDNs (and the
  * build it pins ignores `defaultQuery`); this one is a small page whose assets come from the npm
  * package `@graphql-yoga/render-graphiql` and are answered here as separate responses under
- * content-hashed URLs, so a browser fetches the ~9 MB (2.4 MB gzipped) once and keeps it. The page has no inline script,
- * which leaves room for a Content-Security-Policy of `script-src 'self'`.
+ * content-hashed URLs, so a browser fetches these megabytes once and keeps them. The page has no
+ * inline script, which leaves room for a Content-Security-Policy of `script-src 'self'`.
  *
- * The assets are loaded on first use: importing the package costs ~50 MB of memory and ~120 ms,
- * which a process that never serves GraphiQL should not pay.
+ * The assets are loaded on first use: importing the package costs memory and start-up time that
+ * a process that never serves GraphiQL should not pay (the figures: docs/decisions.md, "GraphiQL
+ * from the process, its assets loaded on first use").
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
@@ -24,7 +25,7 @@ export const GRAPHIQL_ASSETS_PATH = '/graphiql/';
 const RELATIVE_ASSETS_PATH = GRAPHIQL_ASSETS_PATH.slice(1);
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
-/** gzip is kept only when it saves at least this share of the bytes (JS and CSS: about 70%). */
+/** gzip is kept only when it saves at least this share of the bytes (JS and CSS save far more). */
 const MIN_GZIP_SAVING = 0.1;
 
 const gzipAsync = promisify(gzip);

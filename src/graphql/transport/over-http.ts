@@ -5,10 +5,8 @@
  * operation metrics), the same result processors — but its Node adapter (`yoga.requestListener`,
  * @whatwg-node/server) turns every request into a Fetch `Request` and every answer back, with an
  * AbortController (and a DOMException when it is aborted at the end of each response), streams and
- * promise helpers. Measured on this 2-core machine, `{ __typename }`-sized documents: through the
- * adapter 342 µs of CPU per request, through `yoga.getResultForParams` called from a node:http
- * handler 155 µs, a node:http server answering a constant 66 µs (bench/README.md has the service's
- * figures).
+ * promise helpers, which cost more CPU per request than the GraphQL work of a small document (see
+ * docs/decisions.md, "GraphQL over HTTP in the service's HTTP layer").
  *
  * Answered here (nearly all traffic), through `yoga.getResultForParams` (Yoga's `onParams` hooks —
  * persisted queries, parameter checks —, then parse, validate, context, execute with every envelop
@@ -33,11 +31,12 @@
  * stream (as it does behind Express or Fastify).
  *
  * The answer must not depend on the path: test/graphql-over-http.test.ts sends the same generated
- * requests to both and compares them, and the GraphQL suites run on both.
+ * requests to both and compares them, and the GraphQL suites run on both. What here repeats Yoga,
+ * and the Yoga version it was checked against, is in ./README.md.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { isAsyncIterable } from 'graphql-yoga';
 import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
@@ -45,6 +44,7 @@ import type { Logger } from '../../logging/logger.js';
 import type { GraphQLServer } from '../yoga.js';
 import { type JsonMediaType, jsonMediaTypeFor, mayStream } from './accept.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
+import type { ResultProcessHook } from './result-process-hooks.js';
 
 /** Who answers `/graphql`: the service's HTTP layer where it can (production), or Yoga alone (tests). */
 export type GraphQLHttpPath = 'service' | 'yoga';
@@ -67,7 +67,8 @@ export type HandOverReason = 'media type' | 'parameters' | 'may stream' | 'refus
 
 export const HAND_OVER_MESSAGE = 'GraphQL request handed to Yoga';
 
-export function graphqlRoute({ yoga, engine }: GraphQLServer, options: GraphQLRouteOptions): RouteHandler {
+export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions): RouteHandler {
+  const { yoga } = server;
   if (options.path === 'yoga') return (req, res) => void yoga.requestListener(req, res);
   const { logger } = options;
   /** A body already read is handed over as `req.body` (see the header). */
@@ -76,7 +77,9 @@ export function graphqlRoute({ yoga, engine }: GraphQLServer, options: GraphQLRo
     if (body !== undefined) Object.assign(req, { body });
     void yoga.requestListener(req, res);
   };
-  const answer = resultWriter(engine);
+  const answer = resultWriter(server);
+  // Read once: each read through Yoga's adapter (a Proxy) makes a new bound function.
+  const getResultForParams = yoga.getResultForParams;
   const bodyLimit = options.bodyLimitBytes ?? MAX_REQUEST_BODY_BYTES;
 
   const run = async (req: IncomingMessage, res: ServerResponse, mediaType: JsonMediaType, body?: Buffer) => {
@@ -93,7 +96,7 @@ export function graphqlRoute({ yoga, engine }: GraphQLServer, options: GraphQLRo
     const serverContext = serverContextOf(req, res, logger);
     let result: YogaResult | undefined;
     try {
-      result = await engine.getResultForParams({ params, request: request.asRequest() }, serverContext);
+      result = await getResultForParams({ params, request: request.asRequest() }, serverContext);
     } catch {
       // Refused before execution (see the header): Yoga's handler writes the error.
       handOver(req, res, 'refused before execution', body);
@@ -266,7 +269,6 @@ class CapturedResponse {
 }
 
 type YogaResult = ExecutionResult | AsyncIterable<ExecutionResult>;
-type ResultProcessHook = NonNullable<Plugin['onResultProcess']>;
 type ResultProcessor = Parameters<Parameters<ResultProcessHook>[0]['setResultProcessor']>[0];
 
 /**
@@ -275,11 +277,9 @@ type ResultProcessor = Parameters<Parameters<ResultProcessHook>[0]['setResultPro
  * the chosen processor builds the answer — with a `Response` class that captures it instead of
  * building a Fetch one, so that status, headers and body come from Yoga's own code.
  */
-function resultWriter(engine: GraphQLServer['engine']) {
-  const hooks: ResultProcessHook[] = engine.getEnveloped._plugins.flatMap((plugin) =>
-    (plugin as Plugin).onResultProcess === undefined ? [] : [(plugin as Plugin).onResultProcess as ResultProcessHook],
-  );
-  const capturing = { ...engine.fetchAPI, Response: CapturedResponse as unknown as typeof engine.fetchAPI.Response };
+function resultWriter({ yoga, resultProcessHooks: hooks }: GraphQLServer) {
+  const { fetchAPI } = yoga;
+  const capturing = { ...fetchAPI, Response: CapturedResponse as unknown as typeof fetchAPI.Response };
 
   return async (
     request: NodeRequestView,

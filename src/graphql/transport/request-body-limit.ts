@@ -1,6 +1,6 @@
 /**
  * An upper bound on request bodies, so no client can make the server buffer and parse megabytes.
- * Only `/graphql` POST has a body in this service. Yoga has no limit of its own, so this Yoga
+ * Only `/graphql` POST has a body in this service. Yoga's own limit is off (../yoga.ts says why), so this Yoga
  * plugin answers 413 before Yoga reads the body: at once when `Content-Length` is too large,
  * and while reading when a chunked body (no `Content-Length`) grows past the limit.
  */
@@ -9,8 +9,9 @@ import { requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { JSON_CONTENT_TYPE } from '../../http/respond.js';
 
 /**
- * 64 KiB. The largest legitimate document (15 aliased `profiles` fields of 100 names each, see
- * graphql-armor.ts) is 26 KiB as a JSON body.
+ * 64 KiB: about twice the largest legitimate document as a JSON body (15 aliased `profiles`
+ * fields of 100 names each, see ../execution/graphql-armor.ts; its size in docs/decisions.md,
+ * "GraphQL document limits: about twice the heaviest legitimate document").
  */
 export const MAX_REQUEST_BODY_BYTES = 64 * 1024;
 

@@ -1,0 +1,90 @@
+/**
+ * The GraphQL transport repeats parts of Yoga (src/graphql/transport/README.md). These tests fail
+ * when an upgrade changes what it was checked against: the installed versions of graphql-yoga and
+ * the two packages whose behaviour it mirrors with it, and the way the result-process hooks are
+ * collected through envelop's public plugin list.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createSchema, createYoga, type Plugin, processRegularResult } from 'graphql-yoga';
+import { describe, expect, it } from 'vitest';
+import { type ResultProcessHook, resultProcessHooks } from '../src/graphql/transport/result-process-hooks.js';
+
+const README = new URL('../src/graphql/transport/README.md', import.meta.url);
+
+/** The "Versions mirrored" table of the README: package → version. */
+function versionsRecorded(): Map<string, string> {
+  const text = readFileSync(README, 'utf8');
+  const section = text.slice(text.indexOf('## Versions mirrored'));
+  const rows = section
+    .slice(0, section.indexOf('\n## '))
+    .matchAll(/^\|\s*(@?[\w./-]+)\s*\|\s*(\d+\.\d+\.\d+\S*)\s*\|$/gm);
+  return new Map(Array.from(rows, (row) => [row[1] as string, row[2] as string]));
+}
+
+/** The installed version of a package, resolved as graphql-yoga resolves it. */
+function installedVersion(name: string): string {
+  const fromYoga = createRequire(createRequire(import.meta.url).resolve('graphql-yoga/package.json'));
+  const path = name === 'graphql-yoga' ? 'graphql-yoga/package.json' : `${name}/package.json`;
+  return (JSON.parse(readFileSync(fromYoga.resolve(path), 'utf8')) as { version: string }).version;
+}
+
+describe('the versions src/graphql/transport/README.md records', () => {
+  const recorded = versionsRecorded();
+
+  it('lists graphql-yoga and the packages its transport behaviour comes from', () => {
+    expect([...recorded.keys()].sort()).toEqual(['@envelop/core', '@whatwg-node/server', 'graphql-yoga']);
+  });
+
+  it.each([...recorded])('%s: the installed version is the one recorded (%s)', (name, version) => {
+    expect(
+      installedVersion(name),
+      `${name} is not the version src/graphql/transport/README.md was checked against: recheck each piece listed there`,
+    ).toBe(version);
+  });
+});
+
+describe('the result-process hooks, read from envelop’s public plugin list', () => {
+  const schema = createSchema({ typeDefs: 'type Query { ok: Boolean }' });
+  const hook = (): ResultProcessHook => () => undefined;
+
+  it('are Yoga’s own processors first, then every plugin’s in Yoga’s order, added and later ones included', () => {
+    const [a, b, c, d] = [hook(), hook(), hook(), hook()];
+    const adding: Plugin = {
+      onPluginInit({ addPlugin }) {
+        addPlugin({ onResultProcess: b } as Plugin);
+      },
+    };
+    const hooks = resultProcessHooks();
+    createYoga({
+      schema,
+      plugins: [{ onResultProcess: a }, adding, { onResultProcess: c }, hooks.plugin, { onResultProcess: d }],
+    });
+    const list = hooks.list();
+    expect(list.slice(1)).toEqual([a, b, c, d]);
+  });
+
+  it('starts with Yoga’s JSON processor for a client that accepts JSON', async () => {
+    const hooks = resultProcessHooks();
+    createYoga({ schema, plugins: [hooks.plugin] });
+    const [own] = hooks.list();
+    const chosen: Array<[unknown, string]> = [];
+    await own?.({
+      request: new Request('http://localhost/graphql', { headers: { accept: 'application/json' } }),
+      acceptableMediaTypes: [],
+      result: { data: { ok: true } },
+      setResult: () => undefined,
+      resultProcessor: undefined,
+      setResultProcessor: (processor, mediaType) => chosen.push([processor, mediaType]),
+      serverContext: { waitUntil: () => undefined },
+    });
+    expect(chosen).toEqual([[processRegularResult, 'application/json']]);
+  });
+
+  it('are known once createYoga has returned', () => {
+    const hooks = resultProcessHooks();
+    expect(() => hooks.list()).toThrow(/not initialised/);
+    createYoga({ schema, plugins: [hooks.plugin] });
+    expect(hooks.list()).toHaveLength(1);
+  });
+});
