@@ -60,6 +60,8 @@ const SYSTEM_ENV = {
   TEST_REDIS_URL: process.env.TEST_REDIS_URL ?? DEFAULT_TEST_REDIS_URL,
 };
 const YOGA_PATH = { TEST_GRAPHQL_HTTP_PATH: 'yoga' };
+const UNIT_SETUP = ['test/support/pglite-templates-setup.ts'];
+const SYSTEM_SETUP = ['test/support/system-tier-setup.ts', ...UNIT_SETUP];
 
 export default defineConfig({
   resolve: {
@@ -77,7 +79,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: SYSTEM_SUITES, env: UNIT_ENV },
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: SYSTEM_SUITES,
+          env: UNIT_ENV,
+          globalSetup: UNIT_SETUP,
+        },
       },
       {
         extends: true,
@@ -85,6 +93,7 @@ export default defineConfig({
           name: 'unit:yoga-handler',
           include: GRAPHQL_SUITES.filter(inTier(false)),
           env: { ...UNIT_ENV, ...YOGA_PATH },
+          globalSetup: UNIT_SETUP,
         },
       },
       {
@@ -93,7 +102,7 @@ export default defineConfig({
           name: 'system',
           include: SYSTEM_SUITES,
           env: SYSTEM_ENV,
-          globalSetup: ['test/support/system-tier-setup.ts'],
+          globalSetup: SYSTEM_SETUP,
         },
       },
       {
@@ -102,7 +111,7 @@ export default defineConfig({
           name: 'system:yoga-handler',
           include: GRAPHQL_SUITES.filter(inTier(true)),
           env: { ...SYSTEM_ENV, ...YOGA_PATH },
-          globalSetup: ['test/support/system-tier-setup.ts'],
+          globalSetup: SYSTEM_SETUP,
         },
       },
     ],

@@ -8,7 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll } from 'vitest';
+import { seedDemoData } from '../../src/data/seed.js';
 import { type DatabaseHandle, type DatabaseOptions, openDatabase } from '../../src/db/database.js';
+import { copyOfTemplate, type PgliteTemplate } from './pglite-templates.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -22,6 +24,8 @@ export interface TestDatabase {
   /** How to reach it: a PostgreSQL URL, or undefined with `dataDir` for PGlite. */
   url: string | undefined;
   dataDir: string;
+  /** On PGlite, the template it was copied from (what it already holds), if any. */
+  copiedFrom: PgliteTemplate | undefined;
   /** Environment variables that point a child process (server, CLI) at this database. */
   env: Record<string, string>;
   /** Opens a handle (migrated); PGlite allows one open handle at a time per folder. */
@@ -30,14 +34,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(kind: DatabaseKind): Promise<TestDatabase> {
-  return kind === 'pglite' ? createPgliteDatabase() : createPostgresDatabase();
+/**
+ * A new database of `kind`. On PGlite, `template` names the run's template folder to start from
+ * (./pglite-templates.ts): `empty` (the default, as new) or `demo` (migrated, with the demo data).
+ */
+export async function createTestDatabase(
+  kind: DatabaseKind,
+  template: PgliteTemplate = 'empty',
+): Promise<TestDatabase> {
+  return kind === 'pglite' ? createPgliteDatabase(template) : createPostgresDatabase();
 }
 
-function createPgliteDatabase(): TestDatabase {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nps-pglite-'));
+function createPgliteDatabase(template: PgliteTemplate): TestDatabase {
+  const copy = copyOfTemplate(template);
+  const dataDir = copy ?? mkdtempSync(path.join(os.tmpdir(), 'nps-pglite-'));
   return {
     kind: 'pglite',
+    copiedFrom: copy === undefined ? undefined : template,
     url: undefined,
     dataDir,
     env: { DATA_DIR: dataDir },
@@ -64,6 +77,7 @@ async function createPostgresDatabase(): Promise<TestDatabase> {
   const databaseUrl = url.toString();
   return {
     kind: 'postgres',
+    copiedFrom: undefined,
     url: databaseUrl,
     dataDir: '',
     env: { DATABASE_URL: databaseUrl },
@@ -97,9 +111,10 @@ export function useTestDatabase(
   let testDb: TestDatabase | undefined;
   let handle: DatabaseHandle | undefined;
   beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
+    // The demo data is in a template already; copying it is what seeding a new folder gives.
+    testDb = await createTestDatabase(kind, fill === seedDemoData ? 'demo' : 'empty');
     handle = await testDb.open();
-    await fill(handle.db);
+    if (!(fill === seedDemoData && testDb.copiedFrom === 'demo')) await fill(handle.db);
   });
   afterAll(async () => {
     await handle?.close();
