@@ -15,8 +15,10 @@
  */
 import type { Logger } from 'pino';
 import type postgres from 'postgres';
-import { describeDatabaseError, isDatabaseUnavailable } from './driver-errors.js';
+import { describeFailure } from '../errors/cause-chain.js';
+import { isDatabaseUnavailable } from './driver-errors.js';
 import type { Freshness } from './freshness.js';
+import type { Read } from './handle.js';
 import { withDeadline } from './postgres-deadlines.js';
 import type { Database } from './schema.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';
@@ -37,9 +39,8 @@ export interface ReplicaServer {
 
 export interface PrimaryServer {
   sql: postgres.Sql;
-  db: Database;
   /** Runs a read on the primary under its deadline and outage gate. */
-  guard<T>(work: () => Promise<T>): Promise<T>;
+  read<T>(work: Read<T>): Promise<T>;
 }
 
 export type ReplicaState =
@@ -127,7 +128,7 @@ export class ReplicaSet {
   }
 
   /** `work` on a replica in use, else on the primary. */
-  async read<T>(work: (db: Database) => Promise<T>): Promise<T> {
+  async read<T>(work: Read<T>): Promise<T> {
     const required = this.#requiredPosition();
     const count = this.#replicas.length;
     const start = this.#next;
@@ -145,7 +146,7 @@ export class ReplicaSet {
       }
     }
     this.#primaryReads += 1;
-    return this.#options.primary.guard(() => work(this.#options.primary.db));
+    return this.#options.primary.read(work);
   }
 
   status(): ReplicaStatus[] {
@@ -234,7 +235,7 @@ export class ReplicaSet {
 
   #markDown(replica: Replica, error: unknown): void {
     replica.up = false;
-    replica.error = describeDatabaseError(error);
+    replica.error = describeFailure(error);
     this.#logTransition(replica);
   }
 

@@ -5,8 +5,8 @@
  */
 
 import { type DatabaseHandle, MIGRATIONS_FOLDER } from '../db/database.js';
-import { describeDatabaseError } from '../db/driver-errors.js';
 import { bigint, max, pgSchema, readMigrationFiles } from '../db/drizzle.js';
+import { describeFailure } from '../errors/cause-chain.js';
 import type { Logger } from '../logging/logger.js';
 
 /** A readiness probe answers within this, whatever the database does. */
@@ -69,14 +69,14 @@ export function createReadiness(database: DatabaseHandle, logger: Logger): Readi
     try {
       await withinBound(database.ping());
     } catch (error) {
-      return { ready: false, reason: 'database unreachable', cause: describeDatabaseError(error) };
+      return { ready: false, reason: 'database unreachable', cause: describeFailure(error) };
     }
     try {
       if (await withinBound(migrationsApplied())) return { ready: true };
       return { ready: false, reason: 'migrations pending' };
     } catch (error) {
       // Before the first migration the bookkeeping table itself is missing.
-      return { ready: false, reason: 'migrations pending', cause: describeDatabaseError(error) };
+      return { ready: false, reason: 'migrations pending', cause: describeFailure(error) };
     }
   };
 

@@ -5,6 +5,7 @@
  * without SQL, parameters or stack.
  */
 import { GraphQLError, Source } from 'graphql';
+import { innermostCause } from '../../errors/cause-chain.js';
 import {
   asServiceError,
   describeFailure,
@@ -29,10 +30,9 @@ export function isGraphQLError(value: unknown): value is GraphQLError {
 }
 
 /** The innermost non-GraphQL error behind `error`: what actually went wrong. */
-export function rootCause(error: unknown): unknown {
-  let current = error;
-  while (isGraphQLError(current) && current.originalError != null) current = current.originalError;
-  return current;
+function rootCause(error: unknown): unknown {
+  // GraphQL 16 wraps through `originalError`, not `cause`.
+  return innermostCause(error, (link) => (isGraphQLError(link) ? link.originalError : undefined));
 }
 
 /**
@@ -150,5 +150,5 @@ export function logLevelOf(error: unknown): 'debug' | 'info' | 'warn' | 'error' 
   if (cause instanceof UnavailableError) return 'debug';
   // The client's own mistakes: its input, its budget, its document.
   if (cause instanceof ServiceError || isGraphQLError(cause)) return 'info';
-  return asServiceError(cause) instanceof UnavailableError ? 'warn' : 'error';
+  return 'error';
 }
