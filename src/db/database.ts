@@ -72,14 +72,20 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
       await gate.observe(() => withDeadline(() => client`select 1`, deadlineMs));
     },
     listenForChanges: (handlers) =>
-      listenToPostgres(
-        {
-          // A session of its own, directly on the primary: a pooler would not pass LISTEN on.
-          connectListener: () =>
-            singleSession(options.listenUrl ?? url, { ...settings, poolMode: 'session' }, `${APPLICATION_NAME} listen`),
-          freshness,
-        },
-        handlers,
+      raiseUnavailable(() =>
+        listenToPostgres(
+          {
+            // A session of its own, directly on the primary: a pooler would not pass LISTEN on.
+            connectListener: () =>
+              singleSession(
+                options.listenUrl ?? url,
+                { ...settings, poolMode: 'session' },
+                `${APPLICATION_NAME} listen`,
+              ),
+            freshness,
+          },
+          handlers,
+        ),
       ),
     replicas: replicas === undefined ? undefined : () => replicas.status(),
     observeStatements(observer) {

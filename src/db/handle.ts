@@ -70,7 +70,10 @@ export interface DatabaseHandle {
   ping(): Promise<void>;
   /** Each replica: in use or why not, lag, reads (undefined without replicas). */
   replicas?(): ReplicaStatus[];
-  /** Starts hearing which profiles change (see change-feed.ts). */
+  /**
+   * Starts hearing which profiles change (see change-feed.ts); a database that cannot answer
+   * fails it with an UnavailableError, as it fails the reads.
+   */
   listenForChanges(handlers: ChangeFeedHandlers): Promise<ChangeFeed>;
   /**
    * Shows `observer` every statement the request path sends (drizzle's, on the primary and the

@@ -47,7 +47,7 @@ export async function openPglite(options: DatabaseOptions, migrationsFolder: str
     async ping() {
       await client.query('select 1');
     },
-    listenForChanges: (handlers) => listenToPglite(client, handlers),
+    listenForChanges: (handlers) => raiseUnavailable(() => listenToPglite(client, handlers)),
     observeStatements: (observer) => observePgliteStatements(client, observer),
     async close() {
       try {

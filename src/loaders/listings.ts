@@ -5,16 +5,16 @@
  */
 import { findNamesByPrefix, findNamesByWallet, type PrefixQuery, type WalletQuery } from '../db/discovery-queries.js';
 import { findLookAlikes, type LookAlikeQuery } from '../db/look-alike-queries.js';
-import type { DatabaseReads } from './loaders.js';
+import type { ServiceDatabase } from './loaders.js';
 
-export function readNamesByPrefix(database: DatabaseReads, query: PrefixQuery): Promise<string[]> {
+export function readNamesByPrefix(database: ServiceDatabase, query: PrefixQuery): Promise<string[]> {
   return database.readReplica((db) => findNamesByPrefix(db, query));
 }
 
-export function readNamesByWallet(database: DatabaseReads, query: WalletQuery): Promise<string[]> {
+export function readNamesByWallet(database: ServiceDatabase, query: WalletQuery): Promise<string[]> {
   return database.readReplica((db) => findNamesByWallet(db, query));
 }
 
-export function readLookAlikes(database: DatabaseReads, query: LookAlikeQuery): Promise<string[]> {
+export function readLookAlikes(database: ServiceDatabase, query: LookAlikeQuery): Promise<string[]> {
   return database.readPrimary((db) => findLookAlikes(db, query));
 }

@@ -16,10 +16,11 @@ import { findProfilesByNames, isOwnerOrCreator } from '../db/queries.js';
 import { Profile } from '../profiles/profile.js';
 
 /**
- * What the service reads the database through: the handle's two reads, which raise the
- * database's unavailability as an UnavailableError themselves (src/db/handle.ts).
+ * What the service uses of the database, through this layer: the handle's two reads and its
+ * change feed, which raise the database's unavailability as an UnavailableError themselves
+ * (src/db/handle.ts).
  */
-export type DatabaseReads = Pick<DatabaseHandle, 'readReplica' | 'readPrimary'>;
+export type ServiceDatabase = Pick<DatabaseHandle, 'readReplica' | 'readPrimary' | 'listenForChanges'>;
 
 /** One owner-check question: a canonical name ID and an e-mail in comparison form. */
 export interface OwnershipQuestion {
@@ -40,7 +41,7 @@ export const MAX_NAMES_PER_STATEMENT = 500;
 /** The process-wide profile lookups, batched across requests. */
 export type SharedProfileLookups = DataLoader<string, Profile | null>;
 
-export function createSharedProfileLookups(database: DatabaseReads): SharedProfileLookups {
+export function createSharedProfileLookups(database: ServiceDatabase): SharedProfileLookups {
   return new DataLoader(
     async (names: readonly string[]) => {
       // A replica may answer (src/db/replicas.ts); owner checks below stay on the primary.
@@ -52,7 +53,7 @@ export function createSharedProfileLookups(database: DatabaseReads): SharedProfi
   );
 }
 
-export function createLoaders(database: DatabaseReads, shared: SharedProfileLookups): Loaders {
+export function createLoaders(database: ServiceDatabase, shared: SharedProfileLookups): Loaders {
   return {
     profileByName: new DataLoader((names: readonly string[]) => shared.loadMany(names)),
     ownership: new DataLoader(

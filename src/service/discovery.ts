@@ -11,7 +11,7 @@
  */
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
 import { readLookAlikes, readNamesByPrefix, readNamesByWallet } from '../loaders/listings.js';
-import type { DatabaseReads } from '../loaders/loaders.js';
+import type { ServiceDatabase } from '../loaders/loaders.js';
 import { checkName, isUnicodeText, lookAlikesWarning, type NameCheckResult } from '../names/name-check.js';
 import { canonicalName, codePointLength, type NameId, parseNameId, parseNamespace } from '../names/name-id.js';
 import { skeleton } from '../names/skeleton.js';
@@ -101,7 +101,7 @@ export interface DiscoveryService {
 
 /** What discovery borrows from the profiles service, so that it reads, loads and charges the same way. */
 export interface DiscoveryDeps {
-  database: DatabaseReads;
+  database: ServiceDatabase;
   limits: RateLimits;
   spend(limiter: RateLimiter | null, request: ServiceRequest, points: number): Promise<RateLimitDecision | undefined>;
   read<T>(request: ServiceRequest, rateLimit: RateLimitDecision | undefined, work: () => Promise<T>): Promise<T>;

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
-import { createLoaders, createSharedProfileLookups, type DatabaseReads, type Loaders } from '../loaders/loaders.js';
+import { createLoaders, createSharedProfileLookups, type Loaders, type ServiceDatabase } from '../loaders/loaders.js';
 import type { Logger } from '../logging/logger.js';
 import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../names/email.js';
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
@@ -68,7 +68,7 @@ export interface ProfilesService extends DiscoveryService {
 }
 
 export interface ProfilesServiceDeps {
-  database: DatabaseReads;
+  database: ServiceDatabase;
   limits: RateLimits;
   cache: ProfileCache;
   logger: Logger;
