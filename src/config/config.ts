@@ -105,10 +105,10 @@ export interface Config {
   liveSubscriptionsMax: number;
 }
 
-export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
+const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
 export type DatabasePoolMode = (typeof DATABASE_POOL_MODES)[number];
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export { ConfigError } from './config-error.js';
@@ -265,7 +265,7 @@ function publicUrl(env: Env, host: string, port: number): string {
  * Profiles kept in memory per process by default: about 25 MB for typical profiles (a loaded
  * profile with its ready REST document is about 2.5 KB), within a 150 MB process.
  */
-export const DEFAULT_PROFILE_CACHE_SIZE = 10_000;
+const DEFAULT_PROFILE_CACHE_SIZE = 10_000;
 
 export function loadConfig(env: Env = process.env): Config {
   const cacheMaxAge = integer(env, 'CACHE_MAX_AGE', 60, 0, 31_536_000);

@@ -144,7 +144,7 @@ async function openReplicas(
 }
 
 /** `host:port/database` of a PostgreSQL URL: no user, no password. */
-export function serverLabel(url: string): string {
+function serverLabel(url: string): string {
   const parsed = new URL(url);
   return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
 }

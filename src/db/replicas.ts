@@ -23,13 +23,13 @@ import { withDeadline } from './postgres-deadlines.js';
 import type { Database } from './schema.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';
 
-export const PROBE_INTERVAL_MS = 500;
+const PROBE_INTERVAL_MS = 500;
 /** A probe that takes longer counts as a failure. */
 const PROBE_DEADLINE_MS = 1000;
 /** A read on a replica gives up after this and goes on to the next server. */
-export const REPLICA_READ_DEADLINE_MS = 2000;
+const REPLICA_READ_DEADLINE_MS = 2000;
 
-export interface ReplicaServer {
+interface ReplicaServer {
   /** For logs, metrics and /readyz: host, port and database, no credentials. */
   label: string;
   sql: postgres.Sql;
@@ -37,13 +37,13 @@ export interface ReplicaServer {
   end(): Promise<void>;
 }
 
-export interface PrimaryServer {
+interface PrimaryServer {
   sql: postgres.Sql;
   /** Runs a read on the primary under its deadline and outage gate. */
   read<T>(work: Read<T>): Promise<T>;
 }
 
-export type ReplicaState =
+type ReplicaState =
   | { inUse: true; reason: 'in use' }
   | { inUse: false; reason: 'not probed yet' | 'unreachable' | 'not a standby' | 'lagging' | 'replaying a change' };
 

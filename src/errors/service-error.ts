@@ -7,9 +7,9 @@
 import type { RateLimitDecision } from '../limits/rate-limit.js';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
-export const SERVICE_UNAVAILABLE_MESSAGE = 'Service unavailable';
+const SERVICE_UNAVAILABLE_MESSAGE = 'Service unavailable';
 
 export abstract class ServiceError extends Error {
   constructor(

@@ -23,7 +23,7 @@ import { Profile } from '../profiles/profile.js';
 export type ServiceDatabase = Pick<DatabaseHandle, 'readReplica' | 'readPrimary' | 'listenForChanges'>;
 
 /** One owner-check question: a canonical name ID and an e-mail in comparison form. */
-export interface OwnershipQuestion {
+interface OwnershipQuestion {
   name: string;
   emailKey: string;
 }
@@ -36,7 +36,7 @@ export interface Loaders {
 }
 
 /** Names one shared statement may carry; a larger turn's worth is split. */
-export const MAX_NAMES_PER_STATEMENT = 500;
+const MAX_NAMES_PER_STATEMENT = 500;
 
 /** The process-wide profile lookups, batched across requests. */
 export type SharedProfileLookups = DataLoader<string, Profile | null>;

@@ -10,11 +10,11 @@ import { describeFailure } from '../errors/cause-chain.js';
 import type { Logger } from '../logging/logger.js';
 
 /** A readiness probe answers within this, whatever the database does. */
-export const READINESS_TIMEOUT_MS = 2000;
+const READINESS_TIMEOUT_MS = 2000;
 
-export type NotReadyReason = 'shutting down' | 'database unreachable' | 'migrations pending';
+type NotReadyReason = 'shutting down' | 'database unreachable' | 'migrations pending';
 
-export type ReadinessResult = { ready: true } | { ready: false; reason: NotReadyReason };
+type ReadinessResult = { ready: true } | { ready: false; reason: NotReadyReason };
 
 /** A failed probe also says why, for the log (never for the response). */
 type ProbeResult = { ready: true } | { ready: false; reason: NotReadyReason; cause?: string };

@@ -38,11 +38,11 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 import type { RestRoute } from './route.js';
 import { type ServiceCall, serviceHandler } from './service-handler.js';
 
-export const NAMES_REQUIRED_MESSAGE = 'The names parameter is required';
-export const INVALID_JSON_BODY_MESSAGE = 'Invalid JSON body';
-export const EXPECTED_JSON_MESSAGE = 'Expected application/json';
+const NAMES_REQUIRED_MESSAGE = 'The names parameter is required';
+const INVALID_JSON_BODY_MESSAGE = 'Invalid JSON body';
+const EXPECTED_JSON_MESSAGE = 'Expected application/json';
 /** 100 names of the longest kind, percent-free JSON, fit in about 40 KiB. */
-export const MAX_BATCH_BODY_BYTES = 64 * 1024;
+const MAX_BATCH_BODY_BYTES = 64 * 1024;
 
 const NO_STORE = { 'Cache-Control': 'no-store' } as const;
 
@@ -97,7 +97,7 @@ async function batchByPost(call: ServiceCall, deps: RestDependencies): Promise<v
 }
 
 /** The `names` of a body `{"names": [<string>, …]}` (other keys are ignored), or null for anything else. */
-export function namesOfBody(body: Buffer): string[] | null {
+function namesOfBody(body: Buffer): string[] | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));

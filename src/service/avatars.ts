@@ -20,16 +20,16 @@ import type { Outcome, ServiceRequest } from './request.js';
 
 export const AVATAR_SIZE = { min: 16, max: 1024, default: 256 } as const;
 export const INVALID_SIZE_MESSAGE = `Invalid size, expected an integer from ${AVATAR_SIZE.min} to ${AVATAR_SIZE.max}`;
-export const INVALID_FALLBACK_MESSAGE = 'Invalid fallback, expected initials, 404 or an https URL';
+const INVALID_FALLBACK_MESSAGE = 'Invalid fallback, expected initials, 404 or an https URL';
 export const MAX_FALLBACK_URL_LENGTH = 2048;
-export const PROFILE_NOT_FOUND_MESSAGE = 'Profile not found';
-export const NO_AVATAR_MESSAGE = 'No avatar';
+const PROFILE_NOT_FOUND_MESSAGE = 'Profile not found';
+const NO_AVATAR_MESSAGE = 'No avatar';
 
 /** What to answer for a name without an http(s) image. */
-export type AvatarFallback = { kind: 'initials' } | { kind: 'not-found' } | { kind: 'redirect'; url: string };
+type AvatarFallback = { kind: 'initials' } | { kind: 'not-found' } | { kind: 'redirect'; url: string };
 
 /** The avatar query as a client sent it: each parameter's values (none, one, or several). */
-export interface AvatarQuery {
+interface AvatarQuery {
   size: readonly string[];
   fallback: readonly string[];
   version: readonly string[];
@@ -86,7 +86,7 @@ interface AvatarOptions {
 }
 
 /** The checked options, or the message of the first problem. A repeated parameter is invalid. */
-export function avatarOptions(query: AvatarQuery): AvatarOptions | string {
+function avatarOptions(query: AvatarQuery): AvatarOptions | string {
   const size = query.size.length === 0 ? AVATAR_SIZE.default : parseSize(query.size);
   if (size === null) return INVALID_SIZE_MESSAGE;
   const fallback = query.fallback.length === 0 ? { kind: 'initials' as const } : parseFallback(query.fallback);

@@ -23,34 +23,34 @@ import type { Outcome, ServiceRequest } from './request.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
-export const MAX_PREFIX_LENGTH = 63;
+const MAX_PREFIX_LENGTH = 63;
 /** The most existing look-alikes a name check lists. */
 export const MAX_LOOK_ALIKES = 10;
 /** The longest address the reverse lookup answers (and indexes: see drizzle/0001_discovery.sql). */
 export const MAX_ADDRESS_LENGTH = 256;
 
-export const INVALID_PAGE_SIZE_MESSAGE = `Invalid page size (limit, first), expected an integer from 1 to ${MAX_PAGE_SIZE}`;
+const INVALID_PAGE_SIZE_MESSAGE = `Invalid page size (limit, first), expected an integer from 1 to ${MAX_PAGE_SIZE}`;
 export const MISSING_PREFIX_MESSAGE = 'The prefix parameter is required';
-export const INVALID_PREFIX_MESSAGE =
+const INVALID_PREFIX_MESSAGE =
   'Invalid prefix, expected 1 to 63 letters, digits, ".", "_" or "-", starting with a letter or digit';
-export const INVALID_NAMESPACE_MESSAGE =
+const INVALID_NAMESPACE_MESSAGE =
   'Invalid namespace, expected 1 to 63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit';
 export const INVALID_ADDRESS_MESSAGE = `Invalid address, expected 1 to ${MAX_ADDRESS_LENGTH} characters without control characters`;
 
-export interface PageInput {
+interface PageInput {
   /** Page size, 1 to MAX_PAGE_SIZE; null or undefined for DEFAULT_PAGE_SIZE. */
   first?: number | null;
   /** A cursor of an earlier page of the same query; null or undefined for the first page. */
   after?: string | null;
 }
 
-export interface SearchInput extends PageInput {
+interface SearchInput extends PageInput {
   prefix?: string | null;
   /** One namespace, or null or undefined for all. */
   namespace?: string | null;
 }
 
-export interface WalletInput extends PageInput {
+interface WalletInput extends PageInput {
   address?: string | null;
 }
 
@@ -231,7 +231,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
 }
 
 /** The canonical form of a search prefix, or null when it cannot start a name's local part. */
-export function parsePrefix(input: string): string | null {
+function parsePrefix(input: string): string | null {
   if (!isUnicodeText(input)) return null;
   const prefix = canonicalName(input);
   const length = codePointLength(prefix);
@@ -239,7 +239,7 @@ export function parsePrefix(input: string): string | null {
 }
 
 /** An address the reverse lookup can look for: Unicode text the database can hold, of a sane length. */
-export function isValidAddress(address: string): boolean {
+function isValidAddress(address: string): boolean {
   const length = codePointLength(address);
   return length >= 1 && length <= MAX_ADDRESS_LENGTH && isUnicodeText(address) && !CONTROL_CHARACTER.test(address);
 }

@@ -23,12 +23,12 @@ import { type Outcome, ServiceRequest } from './request.js';
 /** The client key of the service's own reads for live updates (it draws on no budget). */
 const LIVE_UPDATES_CLIENT = 'live-updates';
 
-export const MISSING_PARAMETERS_MESSAGE = 'Both email and name parameters are required';
+const MISSING_PARAMETERS_MESSAGE = 'Both email and name parameters are required';
 /** Bounds the work of one call; a client with more names sends several. */
 export const MAX_NAMES_PER_REQUEST = 100;
 export const TOO_MANY_NAMES_MESSAGE = `At most ${MAX_NAMES_PER_REQUEST} names per request`;
 
-export interface OwnerCheckInput {
+interface OwnerCheckInput {
   email?: string | null | undefined;
   name?: string | null | undefined;
 }

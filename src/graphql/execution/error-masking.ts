@@ -23,9 +23,7 @@ export const ERROR_CODES = {
   internalServerError: 'INTERNAL_SERVER_ERROR',
 } as const;
 
-export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
-
-export function isGraphQLError(value: unknown): value is GraphQLError {
+function isGraphQLError(value: unknown): value is GraphQLError {
   return value instanceof GraphQLError;
 }
 
