@@ -60,7 +60,9 @@ export function createReadiness(database: DatabaseHandle, logger: Logger): Readi
   const migrationsApplied = async (): Promise<boolean> => {
     // Once true it stays true: migrations are never undone under a running service.
     if (migrated) return true;
-    const [row] = await database.db.select({ newest: max(appliedMigrations.createdAt) }).from(appliedMigrations);
+    const [row] = await database.readPrimary((db) =>
+      db.select({ newest: max(appliedMigrations.createdAt) }).from(appliedMigrations),
+    );
     migrated = Number(row?.newest ?? 0) >= required;
     return migrated;
   };
