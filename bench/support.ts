@@ -141,7 +141,7 @@ export function procStatusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number | un
   }
 }
 
-export async function waitUntilReady(baseUrl: string, timeoutMs = 60_000): Promise<void> {
+async function waitUntilReady(baseUrl: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

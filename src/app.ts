@@ -10,7 +10,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Config } from './config/config.js';
-import type { ChangeFeed, ChangeFeedHandlers } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
@@ -29,6 +28,7 @@ import { startTracing, type Tracing } from './ops/tracing.js';
 import { answerUndecodableApiUrl } from './rest/fallbacks.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { createAvatarService } from './service/avatars.js';
+import { ServiceChangeFeed } from './service/change-feed.js';
 import { Links } from './service/links.js';
 import { createLiveUpdates, type LiveUpdates } from './service/live-updates.js';
 import { ProfileCache } from './service/profile-cache.js';
@@ -73,8 +73,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const database = options.database ?? (await openConfiguredDatabase(config, { log: logger, replicas: true }));
   const tracing = await startTracing(config.tracing, logger);
   const stopObservingStatements = tracing === undefined ? undefined : database.observeStatements?.(tracing.statements);
-  let feed: AppChangeFeed | undefined;
-  const cache = new ProfileCache(config.profileCacheSize, () => feed?.live === true);
+  const feed = new ServiceChangeFeed({ database, logger });
+  const cache = new ProfileCache(config.profileCacheSize, () => feed.live);
   const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
   const limits = operations.observeRateLimits(createRateLimits(config, logger));
   const profiles = createProfilesService({ database, limits, cache, logger });
@@ -82,11 +82,11 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     readProfiles: (names) => profiles.currentProfiles(names),
     budget: limits.profile,
     logger,
-    ready: () => feed?.start() ?? Promise.resolve(),
+    ready: () => feed.start(),
     perClient: config.liveSubscriptionsPerClient,
     total: config.liveSubscriptionsMax,
   });
-  feed = appChangeFeed(database, cache, live, logger);
+  feed.deliverTo(cache, live);
   if (config.profileCacheSize > 0) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
@@ -140,20 +140,13 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     endStreams,
     async close() {
       await endStreams().catch(() => {});
-      await feed?.close();
+      await feed.close();
       await limits.close();
       stopObservingStatements?.();
       if (options.database === undefined) await database.close();
       await tracing?.shutdown();
     },
   };
-}
-
-/** The change feed of one App, started at once or on first use; `live` is false until then. */
-interface AppChangeFeed {
-  readonly live: boolean;
-  start(): Promise<void>;
-  close(): Promise<void>;
 }
 
 /**
@@ -177,61 +170,5 @@ function requestHandler(
   return (req, res) => {
     const match = route(req, res);
     tracing.traceRequest(req, res, match.route?.pattern, match.answer);
-  };
-}
-
-/**
- * The change feed that keeps the profile cache fresh and drives live updates. With the cache on
- * it starts with the app; with the cache off, on the first live-update subscription (so a
- * service that uses neither opens no LISTEN connection). While the feed is not live the cache
- * neither answers nor fills; every transition empties it, as changes may have been missed, and
- * makes live updates read every watched name again. The cache evicts first: the live updates'
- * read after a change must not be answered from the old entry.
- */
-function appChangeFeed(
-  database: DatabaseHandle,
-  cache: ProfileCache,
-  live: LiveUpdates,
-  logger: Logger,
-): AppChangeFeed {
-  let feed: ChangeFeed | undefined;
-  let starting: Promise<void> | undefined;
-  let closed = false;
-  const handlers: ChangeFeedHandlers = {
-    onChange: (change) => {
-      if (change.kind === 'everything') {
-        cache.clear();
-        live.everythingMayHaveChanged();
-      } else {
-        cache.evict(change.names);
-        live.changed(change.names);
-      }
-    },
-    onLive: () => {
-      cache.clear();
-      live.everythingMayHaveChanged();
-      logger.info('profile cache answering: change notifications are heard');
-    },
-    onLost: (reason) => {
-      cache.clear();
-      logger.warn({ reason }, 'profile cache bypassed until change notifications are heard again');
-    },
-  };
-  return {
-    get live() {
-      return feed?.live === true;
-    },
-    start() {
-      starting ??= database.listenForChanges(handlers).then(async (opened) => {
-        feed = opened;
-        if (closed) await opened.close();
-      });
-      return starting;
-    },
-    async close() {
-      closed = true;
-      await starting?.catch(() => {});
-      await feed?.close();
-    },
   };
 }

@@ -1,7 +1,8 @@
 /**
- * `DatabaseHandle.guard`, the one entry point of the request path's reads: every way PostgreSQL
- * can be unavailable must end a read within its bound with an error that `isDatabaseUnavailable`
- * recognises (the API's 503), and the handle must recover by itself when the cause is gone; a
+ * `DatabaseHandle.readPrimary` and `readReplica`, the entry points of the request path's reads:
+ * every way PostgreSQL can be unavailable must end a read within its bound with an
+ * UnavailableError (the API's 503) whose causes say why, and the handle must recover by itself
+ * when the cause is gone; a
  * slow link must give slow answers, not failures, while they fit in the deadline. The causes come
  * from test/support/outage-causes.ts, which the HTTP-level suite (db-faults) reuses.
  */
@@ -12,6 +13,7 @@ import { isDatabaseUnavailable } from '../src/db/driver-errors.js';
 import { sql } from '../src/db/drizzle.js';
 import { DatabaseUnavailableError } from '../src/db/outage-gate.js';
 import { findProfilesByNames } from '../src/db/queries.js';
+import { UnavailableError } from '../src/errors/service-error.js';
 import { useTestDatabase } from './support/databases.js';
 import { STARTUP_ERRORS } from './support/fake-postgres.js';
 import { createOutageScene, OUTAGE_CAUSES, type OutageScene } from './support/outage-causes.js';
@@ -69,18 +71,32 @@ describe('isDatabaseUnavailable', () => {
   });
 });
 
-describe('guard on PGlite', () => {
+describe('reads on PGlite', () => {
   const database = useTestDatabase('pglite');
 
-  it('runs the work and hands back its result and its errors unchanged', async () => {
+  it("runs the work and hands back its result and the query's own errors unchanged", async () => {
     const { handle } = database;
-    await expect(handle.guard(() => findProfilesByNames(handle.db, ['nobody@me']))).resolves.toEqual([]);
-    const failure = new Error('not a database error');
-    await expect(handle.guard(() => Promise.reject(failure))).rejects.toBe(failure);
+    for (const read of [handle.readPrimary, handle.readReplica]) {
+      await expect(read((db) => findProfilesByNames(db, ['nobody@me']))).resolves.toEqual([]);
+      const failure = new Error('not a database error');
+      await expect(read(() => Promise.reject(failure))).rejects.toBe(failure);
+    }
+  });
+
+  it("raises the database's unavailability as an UnavailableError, its cause kept", async () => {
+    const { handle } = database;
+    const lost = Object.assign(new Error('Connection terminated'), { code: 'CONNECTION_CLOSED' });
+    for (const read of [handle.readPrimary, handle.readReplica]) {
+      const failure = await read(() => Promise.reject(new Error('Failed query', { cause: lost }))).catch(
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(UnavailableError);
+      expect(codesOf(failure)).toContain('CONNECTION_CLOSED');
+    }
   });
 });
 
-describe.skipIf(postgresUrl === undefined)('guard on PostgreSQL, for every way it can be unavailable', () => {
+describe.skipIf(postgresUrl === undefined)('reads on PostgreSQL, for every way it can be unavailable', () => {
   // The deadline of a read (DB_READ_TIMEOUT_MS), 2.5 s here: longer than the connect timeout plus
   // the statement timeout, so that each cause fails with its own error first. Every failure must
   // come within it (plus scheduling slack on a busy machine).
@@ -114,7 +130,7 @@ describe.skipIf(postgresUrl === undefined)('guard on PostgreSQL, for every way i
     await handle?.close();
   });
 
-  const read = () => handle.guard(() => findProfilesByNames(handle.db, ['demo@me']));
+  const read = () => handle.readPrimary((db) => findProfilesByNames(db, ['demo@me']));
 
   it.each(OUTAGE_CAUSES)(
     '$name: the read fails as unavailable within the deadline; the handle recovers',
@@ -132,7 +148,7 @@ describe.skipIf(postgresUrl === undefined)('guard on PostgreSQL, for every way i
             (error: unknown) => error,
           );
         const failedAfterMs = performance.now() - readStartedAt;
-        expect(isDatabaseUnavailable(failure), String(failure)).toBe(true);
+        expect(failure, String(failure)).toBeInstanceOf(UnavailableError);
         expect(codesOf(failure)).toContain(cause.code);
         expect(failedAfterMs).toBeLessThan(deadlineMs + SLACK_MS);
       } finally {
@@ -150,11 +166,15 @@ describe.skipIf(postgresUrl === undefined)('guard on PostgreSQL, for every way i
     try {
       await scene.clientLetGo();
       // Three failures in a row close the gate.
-      for (let i = 0; i < 3; i += 1) await expect(read()).rejects.toMatchObject({ cause: { code: '53300' } });
+      for (let i = 0; i < 3; i += 1) {
+        const failure = await read().catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(UnavailableError);
+        expect(codesOf(failure)).toContain('53300');
+      }
       const attemptsBefore = scene.fake.acceptedConnections;
       const refused = await read().catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(DatabaseUnavailableError);
-      expect(isDatabaseUnavailable(refused)).toBe(true);
+      expect(refused).toBeInstanceOf(UnavailableError);
+      expect((refused as UnavailableError).cause).toBeInstanceOf(DatabaseUnavailableError);
       // Refused without a connection attempt.
       expect(scene.fake.acceptedConnections).toBe(attemptsBefore);
     } finally {
@@ -170,13 +190,13 @@ describe.skipIf(postgresUrl === undefined)('guard on PostgreSQL, for every way i
     expect(await read()).toHaveLength(1);
     // A restart: the backend dies under a read, then the server refuses sessions while it starts.
     const terminated = OUTAGE_CAUSES.find((cause) => cause.code === 'CONNECTION_CLOSED')!;
-    await expect(terminated.provoke(scene, read)).rejects.toSatisfy(isDatabaseUnavailable);
+    await expect(terminated.provoke(scene, read)).rejects.toBeInstanceOf(UnavailableError);
     await scene.fake.behave(STARTUP_ERRORS.startingUp, { resetOpen: true });
     try {
       await scene.clientLetGo();
       const attemptsBefore = scene.fake.acceptedConnections;
       const started = performance.now();
-      await expect(read()).rejects.toSatisfy(isDatabaseUnavailable);
+      await expect(read()).rejects.toBeInstanceOf(UnavailableError);
       expect(performance.now() - started).toBeLessThan(deadlineMs + SLACK_MS);
       await sleep(2000);
       // postgres.js alone retries such a connection at once, in a loop (hundreds of attempts a
@@ -192,15 +212,15 @@ describe.skipIf(postgresUrl === undefined)('guard on PostgreSQL, for every way i
 
   it("lets a query's own 55000 through as an ordinary error", async () => {
     const failure = await handle
-      .guard(() =>
-        handle.db.transaction(async (tx) => {
+      .readPrimary((db) =>
+        db.transaction(async (tx) => {
           await tx.execute(sql`create temporary sequence never_advanced`);
           return tx.execute(sql`select currval('never_advanced')`);
         }),
       )
       .catch((error: unknown) => error);
     expect(codesOf(failure)).toContain('55000');
-    expect(isDatabaseUnavailable(failure)).toBe(false);
+    expect(failure).not.toBeInstanceOf(UnavailableError);
     // And the database is up: the gate stays open.
     expect(await read()).toHaveLength(1);
   });
@@ -219,7 +239,7 @@ describe.skipIf(postgresUrl === undefined)('guard on PostgreSQL, for every way i
   }, 30_000);
 });
 
-describe.skipIf(postgresUrl === undefined)('guard on a slow link', () => {
+describe.skipIf(postgresUrl === undefined)('reads on a slow link', () => {
   it('answers a burst of reads over 1.5 s of latency each way, slowly but all of them', async () => {
     const proxied = await createProxiedDemoDatabase();
     // The service's defaults (connect 5 s, statement 5 s), a pool of 4, and a read deadline of
@@ -228,7 +248,7 @@ describe.skipIf(postgresUrl === undefined)('guard on a slow link', () => {
     const names = ['demo@me', 'empty@me'];
     const burst = (size: number) =>
       Promise.all(
-        Array.from({ length: size }, (_, i) => handle.guard(() => findProfilesByNames(handle.db, [names[i % 2]!]))),
+        Array.from({ length: size }, (_, i) => handle.readPrimary((db) => findProfilesByNames(db, [names[i % 2]!]))),
       );
     try {
       proxied.proxy.setLatency(1500);

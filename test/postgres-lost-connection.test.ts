@@ -8,8 +8,8 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.js';
-import { describeDatabaseError } from '../src/db/driver-errors.js';
 import { sql } from '../src/db/drizzle.js';
+import { describeFailure } from '../src/errors/cause-chain.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';
 
 const onPostgres = databaseKinds().includes('postgres');
@@ -39,7 +39,7 @@ describe.skipIf(!onPostgres)('a transaction whose backend is terminated', () => 
       (reason: unknown) => reason,
     );
     expect(error).toBeInstanceOf(Error);
-    return describeDatabaseError(error);
+    return describeFailure(error);
   }
 
   it('fails with the reason when the backend is terminated during a statement', async () => {

@@ -7,8 +7,8 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { type Config, ConfigError, loadConfig } from '../config/config.js';
 import type { DatabaseHandle } from '../db/database.js';
-import { describeDatabaseError } from '../db/driver-errors.js';
 import { DatabaseOpenError, databaseLabel, openConfiguredDatabase } from '../db/open-configured.js';
+import { describeFailure } from '../errors/cause-chain.js';
 
 export { databaseLabel } from '../db/open-configured.js';
 
@@ -101,7 +101,7 @@ function failureMessage(error: unknown): string {
   if (error instanceof CommandError || error instanceof DatabaseOpenError) return error.message;
   // Only the innermost cause: Drizzle's wrapper repeats the SQL and its parameters, which can
   // hold private e-mails.
-  return `Failed: ${describeDatabaseError(error)}`;
+  return `Failed: ${describeFailure(error)}`;
 }
 
 /**
@@ -122,7 +122,7 @@ export async function openCommandDatabase(config: Config): Promise<DatabaseHandl
     return await openConfiguredDatabase(config);
   } catch (error) {
     if (error instanceof DatabaseOpenError) throw error;
-    throw new CommandError(`${databaseLabel(config)} could not be opened: ${describeDatabaseError(error)}`);
+    throw new CommandError(`${databaseLabel(config)} could not be opened: ${describeFailure(error)}`);
   }
 }
 

@@ -9,13 +9,29 @@ import { ConfigError } from './config-error.js';
 import { type TracingConfig, tracingConfig } from './tracing.js';
 
 /**
- * How long a read of the request path waits by default (DB_READ_TIMEOUT_MS). It covers what a
- * read needs on a healthy network with room to spare (the longest reconnect delay, a connection
- * start, a lookup's statement: tens of milliseconds), and it is short enough that a stalled
- * database turns into 503s, not into requests that hang as long as the stall. A link slower than
- * that (a round trip of several hundred milliseconds) needs a larger value.
+ * The database settings' defaults: those of the environment variables, and those the database
+ * layer takes for a setting it is not given (the data commands, tests, benchmarks).
  */
-export const DEFAULT_READ_TIMEOUT_MS = 2000;
+export const DATABASE_DEFAULTS = {
+  /** DB_POOL_SIZE */
+  poolSize: 10,
+  /** DB_CONNECT_TIMEOUT */
+  connectTimeoutSeconds: 5,
+  /** DB_STATEMENT_TIMEOUT_MS */
+  statementTimeoutMs: 5000,
+  /**
+   * DB_READ_TIMEOUT_MS: how long a read of the request path waits. It covers what a
+   * read needs on a healthy network with room to spare (the longest reconnect delay, a connection
+   * start, a lookup's statement: tens of milliseconds), and it is short enough that a stalled
+   * database turns into 503s, not into requests that hang as long as the stall. A link slower than
+   * that (a round trip of several hundred milliseconds) needs a larger value.
+   */
+  readTimeoutMs: 2000,
+  /** REPLICA_MAX_LAG_MS */
+  replicaMaxLagMs: 5000,
+  /** DATABASE_POOL_MODE */
+  poolMode: 'session',
+} as const;
 
 export interface Config {
   port: number;
@@ -89,10 +105,10 @@ export interface Config {
   liveSubscriptionsMax: number;
 }
 
-export const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
+const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
 export type DatabasePoolMode = (typeof DATABASE_POOL_MODES)[number];
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export { ConfigError } from './config-error.js';
@@ -151,7 +167,7 @@ function replicaUrls(env: Env, primary: string | undefined): string[] {
 }
 
 function poolMode(env: Env, primary: string | undefined, listenUrl: string | undefined): DatabasePoolMode {
-  const value = raw(env, 'DATABASE_POOL_MODE') ?? 'session';
+  const value = raw(env, 'DATABASE_POOL_MODE') ?? DATABASE_DEFAULTS.poolMode;
   if (!(DATABASE_POOL_MODES as readonly string[]).includes(value)) {
     throw new ConfigError('DATABASE_POOL_MODE', `must be session or transaction, got "${value}"`);
   }
@@ -249,7 +265,7 @@ function publicUrl(env: Env, host: string, port: number): string {
  * Profiles kept in memory per process by default: a small part of the process's memory for
  * typical profiles (see docs/decisions.md, "The profile cache's default size").
  */
-export const DEFAULT_PROFILE_CACHE_SIZE = 10_000;
+const DEFAULT_PROFILE_CACHE_SIZE = 10_000;
 
 export function loadConfig(env: Env = process.env): Config {
   const cacheMaxAge = integer(env, 'CACHE_MAX_AGE', 60, 0, 31_536_000);
@@ -276,12 +292,12 @@ export function loadConfig(env: Env = process.env): Config {
     databaseReplicaUrls: replicaUrls(env, primaryUrl),
     databaseListenUrl: listenUrl,
     databasePoolMode: poolMode(env, primaryUrl, listenUrl),
-    replicaMaxLagMs: integer(env, 'REPLICA_MAX_LAG_MS', 5000, 0, 3_600_000),
+    replicaMaxLagMs: integer(env, 'REPLICA_MAX_LAG_MS', DATABASE_DEFAULTS.replicaMaxLagMs, 0, 3_600_000),
     dataDir: path.resolve(raw(env, 'DATA_DIR') ?? './.data'),
-    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
-    dbConnectTimeoutSeconds: integer(env, 'DB_CONNECT_TIMEOUT', 5, 1, 600),
-    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
-    dbReadTimeoutMs: integer(env, 'DB_READ_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS, 100, 600_000),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', DATABASE_DEFAULTS.poolSize, 1, 1000),
+    dbConnectTimeoutSeconds: integer(env, 'DB_CONNECT_TIMEOUT', DATABASE_DEFAULTS.connectTimeoutSeconds, 1, 600),
+    dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', DATABASE_DEFAULTS.statementTimeoutMs, 100, 600_000),
+    dbReadTimeoutMs: integer(env, 'DB_READ_TIMEOUT_MS', DATABASE_DEFAULTS.readTimeoutMs, 100, 600_000),
     redisUrl: redisUrl(env),
     rateLimitPrefix: rateLimitPrefix(env),
     trustProxyHops: integer(env, 'TRUST_PROXY_HOPS', 0, 0, 32),

@@ -10,10 +10,10 @@
  */
 import { ConfigError } from './config-error.js';
 
-export const TRACING_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
-export type TracingProtocol = (typeof TRACING_PROTOCOLS)[number];
+const TRACING_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+type TracingProtocol = (typeof TRACING_PROTOCOLS)[number];
 
-export const TRACING_SAMPLERS = [
+const TRACING_SAMPLERS = [
   'always_on',
   'always_off',
   'traceidratio',
@@ -21,9 +21,9 @@ export const TRACING_SAMPLERS = [
   'parentbased_always_off',
   'parentbased_traceidratio',
 ] as const;
-export type TracingSamplerName = (typeof TRACING_SAMPLERS)[number];
+type TracingSamplerName = (typeof TRACING_SAMPLERS)[number];
 
-export const DEFAULT_SERVICE_NAME = 'name-profile-service';
+const DEFAULT_SERVICE_NAME = 'name-profile-service';
 
 export interface TracingConfig {
   /** Where spans are posted: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, or OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`. */

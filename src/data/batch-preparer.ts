@@ -28,7 +28,7 @@ export interface PreparerOptions {
 }
 
 /** Two cores of PostgreSQL and Node work side by side; more workers than cores only queue. */
-export const DEFAULT_WORKERS = Math.min(os.availableParallelism(), 4);
+const DEFAULT_WORKERS = Math.min(os.availableParallelism(), 4);
 const DEFAULT_INLINE_BATCHES = 4;
 const DEFAULT_NICENESS = 10;
 /** Batches queued per worker, so none waits for the next while the main thread is busy. */

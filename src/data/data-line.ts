@@ -71,7 +71,7 @@ export interface RemoveLine {
 /** What a database holds, and so what an export writes. */
 export type ContentLine = NamespaceLine | ProfileLine;
 
-export type DataLine = ContentLine | RemoveLine;
+type DataLine = ContentLine | RemoveLine;
 
 /** The JSON object of a line as it appears in a file. */
 export interface NamespaceObject {
@@ -92,9 +92,6 @@ export interface ProfileObject {
 
 export type DataObject = NamespaceObject | ProfileObject;
 
-/** A removal line as it appears in a file (never in an export). */
-export type RemoveObject = { kind: 'remove'; name: string } | { kind: 'remove'; namespace: string };
-
 /**
  * A failed line still names the namespace it declares when that name itself is valid, so the
  * importer can treat it as declared and not report every profile under it a second time.
@@ -102,7 +99,7 @@ export type RemoveObject = { kind: 'remove'; name: string } | { kind: 'remove'; 
 export type LineResult = { ok: true; line: DataLine } | { ok: false; reason: string; declaresNamespace?: string };
 
 /** The largest record key and level: both are stored in 32-bit integer columns. */
-export const MAX_INT32 = 2_147_483_647;
+const MAX_INT32 = 2_147_483_647;
 
 const NAMESPACE_FIELDS = new Set(['kind', 'name', 'ownerEmail']);
 const PROFILE_FIELDS = new Set(['kind', 'name', 'creatorEmail', 'description', 'image', 'level', 'records']);

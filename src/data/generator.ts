@@ -131,15 +131,15 @@ const EMAIL_DOMAINS = ['example.com', 'example.org', 'example.net'];
 const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const HEX = '0123456789abcdef';
 
-export function namespaceCount(options: GeneratorOptions): number {
+function namespaceCount(options: GeneratorOptions): number {
   return Math.max(1, options.namespaces ?? DEFAULT_NAMESPACES);
 }
 
-export function generatedNamespaceName(index: number): string {
+function generatedNamespaceName(index: number): string {
   return NAMESPACE_NAMES[index] ?? `ns${index}`;
 }
 
-export function generatedNamespaces(options: GeneratorOptions): NamespaceObject[] {
+function generatedNamespaces(options: GeneratorOptions): NamespaceObject[] {
   return Array.from({ length: namespaceCount(options) }, (_, index) => ({
     kind: 'namespace',
     name: generatedNamespaceName(index),

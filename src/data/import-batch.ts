@@ -27,14 +27,14 @@ export interface BatchProblem {
   declaresNamespace?: string;
 }
 
-export interface BatchNamespace {
+interface BatchNamespace {
   line: number;
   name: string;
   ownerEmail: string;
 }
 
 /** A line that removes a namespace (and its profiles). */
-export interface BatchNamespaceRemoval {
+interface BatchNamespaceRemoval {
   line: number;
   name: string;
 }

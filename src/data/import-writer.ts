@@ -143,11 +143,6 @@ async function removeAll(db: Database, batch: WriteBatch): Promise<RemovalResult
   };
 }
 
-/** Writes a batch and waits for it. */
-export async function writeBatch(db: Database, batch: WriteBatch): Promise<WriteResult> {
-  return startBatch(db, batch).done;
-}
-
 /** A column of values as one parameter: a JSON array. */
 function column<T>(rows: readonly T[], value: (row: T) => unknown): SQL {
   return sql`${JSON.stringify(rows.map(value))}::json`;

@@ -17,7 +17,6 @@
  * when a file names the same profile or namespace twice the last line wins.
  */
 
-import { open } from 'node:fs/promises';
 import {
   EVERYTHING,
   MAX_NAMED_CHANGES,
@@ -60,12 +59,12 @@ export interface ImportOptions {
   dryRun?: boolean;
 }
 
-export interface ImportProgress {
+interface ImportProgress {
   lines: number;
   elapsedMs: number;
 }
 
-export interface LineProblem {
+interface LineProblem {
   line: number;
   reason: string;
 }
@@ -114,16 +113,6 @@ const DEFAULTS = {
   replaceAll: false,
   dryRun: false,
 };
-
-/** Imports a file. */
-export async function importFile(db: Database, path: string, options: ImportOptions = {}): Promise<ImportReport> {
-  const file = await open(path);
-  try {
-    return await importStream(db, file.createReadStream(), options);
-  } finally {
-    await file.close();
-  }
-}
 
 /** Imports any byte stream, such as stdin. */
 export async function importStream(

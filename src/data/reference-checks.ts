@@ -26,7 +26,7 @@ const CHECK_TRIGGERS: ReadonlyArray<readonly [table: string, trigger: string]> =
 ];
 
 /** A reference the final check found broken; SQLSTATE 23503 like a foreign key's. */
-export class BrokenReferenceError extends Error {
+class BrokenReferenceError extends Error {
   readonly code = '23503';
 }
 

@@ -35,7 +35,7 @@ import type { Freshness } from './freshness.js';
 import { parseWalPosition } from './wal-position.js';
 
 /** How often a PostgreSQL feed proves that it still hears notifications. */
-export const HEARTBEAT_INTERVAL_MS = 250;
+const HEARTBEAT_INTERVAL_MS = 250;
 /** The feed counts as lost when the newest heartbeat heard was sent longer ago than this. */
 export const MAX_SILENCE_MS = 1000;
 

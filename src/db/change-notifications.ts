@@ -41,7 +41,7 @@ export type ProfileChange = { kind: 'names'; names: string[]; id?: string } | { 
 export type ChangeNotification = ProfileChange | { kind: 'committed'; id: string; position: WalPosition };
 
 /** The payloads announcing that `names` changed (canonical name IDs), as change `id`. */
-export function changePayloads(id: string, names: readonly string[] | typeof EVERYTHING): string[] {
+function changePayloads(id: string, names: readonly string[] | typeof EVERYTHING): string[] {
   if (names === EVERYTHING || names.length > MAX_NAMED_CHANGES) return [JSON.stringify({ id, everything: true })];
   const frame = Buffer.byteLength(JSON.stringify({ id, names: [] }));
   const payloads: string[] = [];

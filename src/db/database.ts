@@ -4,11 +4,12 @@
  * migrations, so the rest of the code only sees `Database`.
  */
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_READ_TIMEOUT_MS } from '../config/config.js';
+import { DATABASE_DEFAULTS } from '../config/config.js';
 import { listenToPostgres } from './change-feed.js';
+import { raiseUnavailable } from './driver-errors.js';
 import { drizzlePostgres } from './drizzle.js';
 import { Freshness } from './freshness.js';
-import type { DatabaseHandle, DatabaseOptions } from './handle.js';
+import type { DatabaseHandle, DatabaseOptions, Read } from './handle.js';
 import { migrateWithLock } from './migrations.js';
 import { OutageGate } from './outage-gate.js';
 import { APPLICATION_NAME, type ServicePool, servicePool, singleSession } from './postgres-client.js';
@@ -19,7 +20,7 @@ import * as schema from './schema.js';
 import { backfillSkeletons } from './skeleton-backfill.js';
 import { observePostgresStatements, statementServer } from './statement-observer.js';
 
-export type { DatabaseGuard, DatabaseHandle, DatabaseOptions, DatabaseStats } from './handle.js';
+export type { DatabaseHandle, DatabaseOptions, DatabaseStats } from './handle.js';
 export type { Database } from './schema.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
@@ -32,24 +33,24 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<DatabaseHandle> {
   const settings = {
-    poolSize: options.poolSize ?? 10,
-    connectTimeoutSeconds: options.connectTimeoutSeconds ?? 5,
-    statementTimeoutMs: options.statementTimeoutMs ?? 5000,
-    poolMode: options.poolMode ?? 'session',
-  } as const;
+    poolSize: options.poolSize ?? DATABASE_DEFAULTS.poolSize,
+    connectTimeoutSeconds: options.connectTimeoutSeconds ?? DATABASE_DEFAULTS.connectTimeoutSeconds,
+    statementTimeoutMs: options.statementTimeoutMs ?? DATABASE_DEFAULTS.statementTimeoutMs,
+    poolMode: options.poolMode ?? DATABASE_DEFAULTS.poolMode,
+  };
   // connect_timeout and statement_timeout leave waits unbounded, and a stall shorter than the
   // silence bound would hold every request; see postgres-deadlines.ts.
-  const deadlineMs = options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS;
+  const deadlineMs = options.readTimeoutMs ?? DATABASE_DEFAULTS.readTimeoutMs;
   const pool = servicePool(url, settings);
   const client = pool.sql;
   const gate = new OutageGate(MAX_RECONNECT_DELAY_SECONDS * 1000);
   containLostTransactions(client);
   const drizzleOptions = { schema, logger: options.logger ?? false };
   const db = drizzlePostgres(client, drizzleOptions);
-  const guard = <T>(work: () => Promise<T>) => gate.run(() => withDeadline(work, deadlineMs));
+  const onPrimary = <T>(work: Read<T>) => gate.run(() => withDeadline(() => work(db), deadlineMs));
   const freshness = new Freshness();
   const replicaPools: ReplicaPool[] = [];
-  const replicas = await openReplicas(options, settings, { sql: client, db, guard }, freshness, replicaPools);
+  const replicas = await openReplicas(options, settings, { sql: client, read: onPrimary }, freshness, replicaPools);
   const observed = [{ sql: client, url }, ...replicaPools];
   return {
     db,
@@ -64,21 +65,27 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
         // Under the same lock: a second process finds the work done.
         afterMigrations: (migrating) => backfillSkeletons(drizzlePostgres(migrating, { schema })).then(() => {}),
       }),
-    guard,
-    read: (work) => (replicas === undefined ? guard(() => work(db)) : replicas.read(work)),
+    readPrimary: (work) => raiseUnavailable(() => onPrimary(work)),
+    readReplica: (work) => raiseUnavailable(() => (replicas === undefined ? onPrimary(work) : replicas.read(work))),
     async ping() {
       // Not refused by the gate (readiness must ask the server), but a success reopens it.
       await gate.observe(() => withDeadline(() => client`select 1`, deadlineMs));
     },
     listenForChanges: (handlers) =>
-      listenToPostgres(
-        {
-          // A session of its own, directly on the primary: a pooler would not pass LISTEN on.
-          connectListener: () =>
-            singleSession(options.listenUrl ?? url, { ...settings, poolMode: 'session' }, `${APPLICATION_NAME} listen`),
-          freshness,
-        },
-        handlers,
+      raiseUnavailable(() =>
+        listenToPostgres(
+          {
+            // A session of its own, directly on the primary: a pooler would not pass LISTEN on.
+            connectListener: () =>
+              singleSession(
+                options.listenUrl ?? url,
+                { ...settings, poolMode: 'session' },
+                `${APPLICATION_NAME} listen`,
+              ),
+            freshness,
+          },
+          handlers,
+        ),
       ),
     replicas: replicas === undefined ? undefined : () => replicas.status(),
     observeStatements(observer) {
@@ -129,7 +136,7 @@ async function openReplicas(
       return { label: serverLabel(replicaUrl), sql, db, end };
     }),
     freshness,
-    maxLagMs: options.replicaMaxLagMs ?? 5000,
+    maxLagMs: options.replicaMaxLagMs ?? DATABASE_DEFAULTS.replicaMaxLagMs,
     log: options.log,
   });
   await set.probe();
@@ -137,7 +144,7 @@ async function openReplicas(
 }
 
 /** `host:port/database` of a PostgreSQL URL: no user, no password. */
-export function serverLabel(url: string): string {
+function serverLabel(url: string): string {
   const parsed = new URL(url);
   return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
 }

@@ -9,7 +9,7 @@ import { and, type SQL, sql } from './drizzle.js';
 import type { Database } from './schema.js';
 import { profiles, walletAddresses } from './schema.js';
 
-export interface NamePageQuery {
+interface NamePageQuery {
   /** Names strictly after this one (a cursor's position); none for the first page. */
   after: string | undefined;
   /** Rows to read: the page size plus one, to learn whether there is a next page. */

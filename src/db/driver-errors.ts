@@ -2,6 +2,8 @@
  * Telling "the database cannot answer now" (503, retry later) apart from every other failure
  * (500). Drivers and Drizzle wrap errors, so the whole `cause` chain is inspected.
  */
+import { causeChain, stringField } from '../errors/cause-chain.js';
+import { UnavailableError } from '../errors/service-error.js';
 
 /** Node and postgres.js codes for a connection that could not be made or was lost, and ours. */
 const CONNECTION_CODES = new Set([
@@ -37,36 +39,28 @@ function isUnavailableSqlState(code: string, severity: string | undefined): bool
   );
 }
 
-function stringField(error: unknown, field: 'code' | 'severity'): string | undefined {
-  if (typeof error !== 'object' || error === null || !(field in error)) return undefined;
-  const value = (error as Record<typeof field, unknown>)[field];
-  return typeof value === 'string' ? value : undefined;
-}
-
 export function isDatabaseUnavailable(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth += 1) {
-    const code = stringField(current, 'code');
+  for (const link of causeChain(error)) {
+    const code = stringField(link, 'code');
     // `severity` is PostgreSQL's untranslated severity (field V); postgres.js names it so.
     if (
       code !== undefined &&
-      (CONNECTION_CODES.has(code) || isUnavailableSqlState(code, stringField(current, 'severity')))
+      (CONNECTION_CODES.has(code) || isUnavailableSqlState(code, stringField(link, 'severity')))
     )
       return true;
-    current = current instanceof Error ? current.cause : undefined;
   }
   return false;
 }
 
 /**
- * A short description of a database error for logs: the driver's code and message only. The
- * Drizzle wrapper's own message holds the SQL and its parameters, which may carry private
- * e-mails, so it is never logged.
+ * Runs one read of the request path and raises a failure of the database's availability as the
+ * UnavailableError the service answers with (503, SERVICE_UNAVAILABLE): the one place such an
+ * error is made from a failure. Any other failure is the query's own and passes unchanged.
  */
-export function describeDatabaseError(error: unknown): string {
-  let current: unknown = error;
-  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
-  const code = stringField(current, 'code');
-  const message = current instanceof Error ? current.message : String(current);
-  return code === undefined ? message : `${code}: ${message}`;
+export async function raiseUnavailable<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw isDatabaseUnavailable(error) ? new UnavailableError(error) : error;
+  }
 }

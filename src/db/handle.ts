@@ -12,9 +12,6 @@ import type { ReplicaStatus } from './replicas.js';
 import type { Database } from './schema.js';
 import type { Detach, StatementObserver } from './statement-observer.js';
 
-/** The shape of `DatabaseHandle.guard`. */
-export type DatabaseGuard = <T>(work: () => Promise<T>) => Promise<T>;
-
 export interface DatabaseOptions {
   /** PostgreSQL URL; undefined opens PGlite in `dataDir`. */
   url: string | undefined;
@@ -23,7 +20,7 @@ export interface DatabaseOptions {
   poolSize?: number;
   connectTimeoutSeconds?: number;
   statementTimeoutMs?: number;
-  /** The deadline of a read of the request path (`guard`, `read`, `ping`); default DEFAULT_READ_TIMEOUT_MS. */
+  /** The deadline of a read of the request path (`readReplica`, `readPrimary`, `ping`). */
   readTimeoutMs?: number;
   /** Streaming read replicas of `url`: reads of the request path go to them (./replicas.ts). */
   replicaUrls?: readonly string[];
@@ -41,7 +38,14 @@ export interface DatabaseOptions {
   log?: Logger;
 }
 
+/** One read of the request path, handed the server that answers it. */
+export type Read<T> = (db: Database) => Promise<T>;
+
 export interface DatabaseHandle {
+  /**
+   * The primary, for the data commands (import, export, seeding), start-up checks and tests. The
+   * request path never takes it: it reads through `readReplica` and `readPrimary`.
+   */
   db: Database;
   kind: 'postgres' | 'pglite';
   /**
@@ -50,23 +54,26 @@ export interface DatabaseHandle {
    */
   migrate(): Promise<void>;
   /**
-   * Runs one read of the request path. On PostgreSQL it is refused at once while the database is
-   * known to be down (the OutageGate) and rejects when it has not finished within the read
-   * deadline (`readTimeoutMs`); every such failure is one that `isDatabaseUnavailable()`
-   * recognises. On PGlite it just runs the work.
-   */
-  guard<T>(work: () => Promise<T>): Promise<T>;
-  /**
    * Runs one read of the request path that a replica may answer (lookups, batch, search, reverse
-   * lookup, name checks): on a replica in use, else on the primary under `guard`. Owner checks,
-   * imports and migrations stay on the primary (`db`, `guard`).
+   * lookup): on a replica in use (./replicas.ts), else as `readPrimary` does.
    */
-  read<T>(work: (db: Database) => Promise<T>): Promise<T>;
+  readReplica<T>(work: Read<T>): Promise<T>;
+  /**
+   * Runs one read of the request path on the primary (owner checks, look-alikes). On PostgreSQL
+   * it is refused at once while the database is known to be down (the OutageGate) and fails when
+   * it has not finished within the read deadline (`readTimeoutMs`). Either read raises every
+   * failure of the database's availability as an UnavailableError (src/errors/service-error.ts),
+   * the service's 503; the query's own errors pass unchanged.
+   */
+  readPrimary<T>(work: Read<T>): Promise<T>;
   /** Cheap reachability probe for readiness checks; bounded by the same deadline, never refused. */
   ping(): Promise<void>;
   /** Each replica: in use or why not, lag, reads (undefined without replicas). */
   replicas?(): ReplicaStatus[];
-  /** Starts hearing which profiles change (see change-feed.ts). */
+  /**
+   * Starts hearing which profiles change (see change-feed.ts); a database that cannot answer
+   * fails it with an UnavailableError, as it fails the reads.
+   */
   listenForChanges(handlers: ChangeFeedHandlers): Promise<ChangeFeed>;
   /**
    * Shows `observer` every statement the request path sends (drizzle's, on the primary and the

@@ -23,9 +23,9 @@ import { APPLICATION_NAME, singleSession } from './postgres-client.js';
 /** Arbitrary constant: the advisory lock that serialises migrations across processes. */
 export const MIGRATION_LOCK_ID = 7_240_431;
 /** Waiting longer than this is logged at warn, with the session that holds the lock. */
-export const LOCK_WAIT_NOTICE_MS = 5000;
+const LOCK_WAIT_NOTICE_MS = 5000;
 /** Start-up gives up after waiting this long for the lock. */
-export const MIGRATION_LOCK_TIMEOUT_MS = 60_000;
+const MIGRATION_LOCK_TIMEOUT_MS = 60_000;
 const RETRY_MS = 250;
 
 export interface MigrationSettings {

@@ -6,6 +6,7 @@
 
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import { innermostCause, stringField } from '../errors/cause-chain.js';
 import { type DatabaseHandle, openDatabase } from './database.js';
 import { sql } from './drizzle.js';
 import { FolderInUseError } from './folder-lock.js';
@@ -112,8 +113,8 @@ export function explainOpenFailure(
 }
 
 function databaseUrlProblem(url: URL, connectTimeoutSeconds: number, error: unknown): string | undefined {
-  const cause = innermost(error);
-  const code = codeOf(cause);
+  const cause = innermostCause(error);
+  const code = stringField(cause, 'code');
   const host = url.hostname || 'localhost';
   const where = `${host}:${url.port || '5432'}`;
   const user = decodeURIComponent(url.username) || 'the default user';
@@ -145,7 +146,8 @@ function dataDirProblem(dataDir: string, error: unknown): string | undefined {
     const who = error.holder === undefined ? 'another process' : `another process (${error.holder})`;
     return `it is in use by ${who}; stop that process first, or point DATA_DIR at another folder.`;
   }
-  switch (codeOf(innermost(error))) {
+  // Drivers and Drizzle wrap errors: the innermost one says what happened.
+  switch (stringField(innermostCause(error), 'code')) {
     case 'EROFS':
       return `${dataDir} is on a read-only file system. Point DATA_DIR at a writable folder.`;
     case 'EACCES':
@@ -159,21 +161,6 @@ function dataDirProblem(dataDir: string, error: unknown): string | undefined {
     default:
       return undefined;
   }
-}
-
-/** Drivers and Drizzle wrap errors: the cause that says what happened is the innermost one. */
-function innermost(error: unknown): unknown {
-  let current = error;
-  for (let depth = 0; depth < 8 && current instanceof Error && current.cause !== undefined; depth += 1) {
-    current = current.cause;
-  }
-  return current;
-}
-
-function codeOf(error: unknown): string | undefined {
-  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
-  const { code } = error as { code: unknown };
-  return typeof code === 'string' ? code : undefined;
 }
 
 function messageOf(error: unknown): string {

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { PGlite } from '@electric-sql/pglite';
 import { listenToPglite } from './change-feed.js';
+import { raiseUnavailable } from './driver-errors.js';
 import { type FolderLock, lockFolder } from './folder-lock.js';
 import type { DatabaseHandle, DatabaseOptions } from './handle.js';
 import * as schema from './schema.js';
@@ -40,15 +41,13 @@ export async function openPglite(options: DatabaseOptions, migrationsFolder: str
       await migrate(db, { migrationsFolder });
       await backfillSkeletons(db);
     },
-    guard(work) {
-      // In-process: no network, no connections to lose, nothing to wait for but the work.
-      return work();
-    },
-    read: (work) => work(db),
+    // In-process: no network, no connections to lose, nothing to wait for but the work, and no replicas.
+    readPrimary: (work) => raiseUnavailable(() => work(db)),
+    readReplica: (work) => raiseUnavailable(() => work(db)),
     async ping() {
       await client.query('select 1');
     },
-    listenForChanges: (handlers) => listenToPglite(client, handlers),
+    listenForChanges: (handlers) => raiseUnavailable(() => listenToPglite(client, handlers)),
     observeStatements: (observer) => observePgliteStatements(client, observer),
     async close() {
       try {

@@ -10,7 +10,7 @@
  * reconnect backoff grows to 20 s during a long outage. So:
  *
  * - every read of the request path runs under a deadline (`withDeadline`, DB_READ_TIMEOUT_MS) and
- *   the OutageGate (see `DatabaseHandle.guard`). The deadline is short and of its own, not the
+ *   the OutageGate (see `DatabaseHandle.readPrimary`). The deadline is short and of its own, not the
  *   sum of the other bounds: a database that stalls (connections open, nothing answered) for
  *   less than the silence bound below would otherwise hold every request until it answers again;
  *   a client is better served by a 503 with Retry-After (or an answer from the profile cache)

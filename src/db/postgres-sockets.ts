@@ -21,7 +21,7 @@
 import net from 'node:net';
 
 /** A connection was destroyed because PostgreSQL sent nothing back after a request. */
-export class ConnectionSilentError extends Error {
+class ConnectionSilentError extends Error {
   readonly code = 'ETIMEDOUT';
 
   constructor(readonly silentMs: number) {
@@ -41,7 +41,7 @@ class PoolClosedError extends Error {
 }
 
 /** What postgres.js hands to a `socket` factory (its parsed connection options). */
-export interface SocketTarget {
+interface SocketTarget {
   host: string[];
   port: number[];
   path?: string;

@@ -53,7 +53,7 @@ const LOST_CONNECTION_CODES = new Set([
  * Whether `error` means the connection it came from is closed or about to close. Drizzle wraps
  * driver errors, so the whole cause chain counts.
  */
-export function isLostConnection(error: unknown): boolean {
+function isLostConnection(error: unknown): boolean {
   let current = error;
   for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth += 1) {
     const { code, severity, cause } = current as { code?: unknown; severity?: unknown; cause?: unknown };

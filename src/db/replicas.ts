@@ -15,19 +15,21 @@
  */
 import type { Logger } from 'pino';
 import type postgres from 'postgres';
-import { describeDatabaseError, isDatabaseUnavailable } from './driver-errors.js';
+import { describeFailure } from '../errors/cause-chain.js';
+import { isDatabaseUnavailable } from './driver-errors.js';
 import type { Freshness } from './freshness.js';
+import type { Read } from './handle.js';
 import { withDeadline } from './postgres-deadlines.js';
 import type { Database } from './schema.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';
 
-export const PROBE_INTERVAL_MS = 500;
+const PROBE_INTERVAL_MS = 500;
 /** A probe that takes longer counts as a failure. */
 const PROBE_DEADLINE_MS = 1000;
 /** A read on a replica gives up after this and goes on to the next server. */
-export const REPLICA_READ_DEADLINE_MS = 2000;
+const REPLICA_READ_DEADLINE_MS = 2000;
 
-export interface ReplicaServer {
+interface ReplicaServer {
   /** For logs, metrics and /readyz: host, port and database, no credentials. */
   label: string;
   sql: postgres.Sql;
@@ -35,14 +37,13 @@ export interface ReplicaServer {
   end(): Promise<void>;
 }
 
-export interface PrimaryServer {
+interface PrimaryServer {
   sql: postgres.Sql;
-  db: Database;
   /** Runs a read on the primary under its deadline and outage gate. */
-  guard<T>(work: () => Promise<T>): Promise<T>;
+  read<T>(work: Read<T>): Promise<T>;
 }
 
-export type ReplicaState =
+type ReplicaState =
   | { inUse: true; reason: 'in use' }
   | { inUse: false; reason: 'not probed yet' | 'unreachable' | 'not a standby' | 'lagging' | 'replaying a change' };
 
@@ -127,7 +128,7 @@ export class ReplicaSet {
   }
 
   /** `work` on a replica in use, else on the primary. */
-  async read<T>(work: (db: Database) => Promise<T>): Promise<T> {
+  async read<T>(work: Read<T>): Promise<T> {
     const required = this.#requiredPosition();
     const count = this.#replicas.length;
     const start = this.#next;
@@ -145,7 +146,7 @@ export class ReplicaSet {
       }
     }
     this.#primaryReads += 1;
-    return this.#options.primary.guard(() => work(this.#options.primary.db));
+    return this.#options.primary.read(work);
   }
 
   status(): ReplicaStatus[] {
@@ -234,7 +235,7 @@ export class ReplicaSet {
 
   #markDown(replica: Replica, error: unknown): void {
     replica.up = false;
-    replica.error = describeDatabaseError(error);
+    replica.error = describeFailure(error);
     this.#logTransition(replica);
   }
 

@@ -127,9 +127,7 @@ export const walletAddresses = pgTable(
   ],
 );
 
-export type NamespaceRow = typeof namespaces.$inferSelect;
 export type ProfileRow = typeof profiles.$inferSelect;
-export type RecordRow = typeof records.$inferSelect;
 
 /** Drizzle over this schema: what every query module is given, on PostgreSQL or PGlite. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof import('./schema.js')>;

@@ -25,7 +25,7 @@ export interface StatementInfo extends StatementSummary {
 }
 
 /** Called once the statement has settled; `error` when it failed. */
-export type StatementDone = (error?: unknown) => void;
+type StatementDone = (error?: unknown) => void;
 
 export interface StatementObserver {
   started(statement: StatementInfo): StatementDone;

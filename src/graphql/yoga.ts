@@ -38,12 +38,10 @@ import { requestMistakesPlugin } from './transport/request-mistakes.js';
 import { type ResultProcessHook, resultProcessHooks } from './transport/result-process-hooks.js';
 import { streamingHeadersPlugin } from './transport/streaming-headers.js';
 
-export { schema } from './schema/schema.js';
-
 export const GRAPHQL_ENDPOINT = '/graphql';
 
 /** What the Node adapter hands Yoga with each request; absent when a test calls `yoga.fetch`. */
-export interface NodeServerContext {
+interface NodeServerContext {
   req?: IncomingMessage;
   res?: ServerResponse;
   /** A graphql-ws connection (./transport/websocket.ts): `req` is its upgrade request, there is no `res`. */

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** Response headers a browser script may read. */
-export const EXPOSED_HEADERS = [
+const EXPOSED_HEADERS = [
   'ETag',
   'Retry-After',
   'RateLimit-Limit',
@@ -16,7 +16,7 @@ export const EXPOSED_HEADERS = [
 ] as const;
 
 /** Request headers a browser script may send beyond the CORS-safelisted ones. */
-export const ALLOWED_HEADERS = ['Content-Type', 'If-None-Match', 'X-Request-Id'] as const;
+const ALLOWED_HEADERS = ['Content-Type', 'If-None-Match', 'X-Request-Id'] as const;
 
 const EXPOSE = EXPOSED_HEADERS.join(', ');
 const ALLOW_HEADERS = ALLOWED_HEADERS.join(', ');

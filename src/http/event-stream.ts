@@ -7,8 +7,8 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
 /** Past this many bytes written and not yet taken by the client, it is too far behind. */
-export const MAX_STREAM_BACKLOG_BYTES = 1024 * 1024;
-export const HEARTBEAT_INTERVAL_MS = 15_000;
+const MAX_STREAM_BACKLOG_BYTES = 1024 * 1024;
+const HEARTBEAT_INTERVAL_MS = 15_000;
 
 export class EventStream {
   #opened = false;

@@ -15,7 +15,7 @@ import { sendError } from './respond.js';
 export type Params = Readonly<Record<string, string | undefined>>;
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, params: Params) => void;
 
-export interface Route {
+interface Route {
   /** The registered pattern, e.g. `/api/:name`: the label of logs and metrics. */
   readonly pattern: string;
   readonly methods: readonly HTTPMethod[];
@@ -46,7 +46,7 @@ export interface RouterOptions {
  * points may decompose into about three times as many, each up to 3 UTF-8 bytes of 3 characters
  * encoded.
  */
-export const MAX_PARAM_LENGTH = 4096;
+const MAX_PARAM_LENGTH = 4096;
 
 type Store = Route & { handler: RouteHandler };
 

@@ -15,7 +15,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * What the server needs of the App it runs (src/app.ts's App is one): declared here so that the

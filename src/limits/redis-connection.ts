@@ -13,7 +13,7 @@ import type { Logger } from '../logging/logger.js';
 import { breakerOptions, isTrip, REDIS_TRIP_AFTER_SILENCE_MS } from './redis-breaker.js';
 
 /** How long one connection attempt may take before it counts as failed. */
-export const REDIS_CONNECT_TIMEOUT_MS = 1_000;
+const REDIS_CONNECT_TIMEOUT_MS = 1_000;
 /** How long one command may take; past it the limiter answers from memory, so no request hangs on Redis. */
 export const REDIS_COMMAND_TIMEOUT_MS = 500;
 /** Upper bound between reconnection attempts, so Redis is used again within seconds of coming back. */

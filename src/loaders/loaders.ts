@@ -11,12 +11,19 @@
  * socket writes on both sides. It caches nothing; a failed statement fails each request of it.
  */
 import DataLoader from 'dataloader';
-import type { DatabaseHandle } from '../db/database.js';
+import type { DatabaseHandle } from '../db/handle.js';
 import { findProfilesByNames, isOwnerOrCreator } from '../db/queries.js';
 import { Profile } from '../profiles/profile.js';
 
+/**
+ * What the service uses of the database, through this layer: the handle's two reads and its
+ * change feed, which raise the database's unavailability as an UnavailableError themselves
+ * (src/db/handle.ts).
+ */
+export type ServiceDatabase = Pick<DatabaseHandle, 'readReplica' | 'readPrimary' | 'listenForChanges'>;
+
 /** One owner-check question: a canonical name ID and an e-mail in comparison form. */
-export interface OwnershipQuestion {
+interface OwnershipQuestion {
   name: string;
   emailKey: string;
 }
@@ -29,16 +36,16 @@ export interface Loaders {
 }
 
 /** Names one shared statement may carry; a larger turn's worth is split. */
-export const MAX_NAMES_PER_STATEMENT = 500;
+const MAX_NAMES_PER_STATEMENT = 500;
 
 /** The process-wide profile lookups, batched across requests. */
 export type SharedProfileLookups = DataLoader<string, Profile | null>;
 
-export function createSharedProfileLookups(database: DatabaseHandle): SharedProfileLookups {
+export function createSharedProfileLookups(database: ServiceDatabase): SharedProfileLookups {
   return new DataLoader(
     async (names: readonly string[]) => {
       // A replica may answer (src/db/replicas.ts); owner checks below stay on the primary.
-      const rows = await database.read((db) => findProfilesByNames(db, [...new Set(names)]));
+      const rows = await database.readReplica((db) => findProfilesByNames(db, [...new Set(names)]));
       const found = new Map(rows.map((row) => [row.name, new Profile(row)]));
       return names.map((name) => found.get(name) ?? null);
     },
@@ -46,15 +53,16 @@ export function createSharedProfileLookups(database: DatabaseHandle): SharedProf
   );
 }
 
-export function createLoaders(database: DatabaseHandle, shared: SharedProfileLookups): Loaders {
-  const { db } = database;
+export function createLoaders(database: ServiceDatabase, shared: SharedProfileLookups): Loaders {
   return {
     profileByName: new DataLoader((names: readonly string[]) => shared.loadMany(names)),
     ownership: new DataLoader(
       // Owner checks are rate-limited to a handful per minute, so one small statement each is fine.
       (questions: readonly OwnershipQuestion[]) =>
         Promise.all(
-          questions.map((question) => database.guard(() => isOwnerOrCreator(db, question.name, question.emailKey))),
+          questions.map((question) =>
+            database.readPrimary((db) => isOwnerOrCreator(db, question.name, question.emailKey)),
+          ),
         ),
       { cacheKeyFn: (question) => `${question.name}\n${question.emailKey}` },
     ),

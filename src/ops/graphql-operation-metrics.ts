@@ -9,9 +9,9 @@ import type { Plugin } from 'graphql-yoga';
 import type { Metrics } from './metrics.js';
 import type { RequestNotes } from './request-notes.js';
 
-export const MAX_OPERATION_NAMES = 50;
-export const ANONYMOUS_OPERATION = 'anonymous';
-export const OTHER_OPERATIONS = 'other';
+const MAX_OPERATION_NAMES = 50;
+const ANONYMOUS_OPERATION = 'anonymous';
+const OTHER_OPERATIONS = 'other';
 
 function nodeRequestOf(context: unknown): IncomingMessage | undefined {
   const req = (context as { req?: unknown } | null)?.req;

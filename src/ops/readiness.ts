@@ -5,16 +5,16 @@
  */
 
 import { type DatabaseHandle, MIGRATIONS_FOLDER } from '../db/database.js';
-import { describeDatabaseError } from '../db/driver-errors.js';
 import { bigint, max, pgSchema, readMigrationFiles } from '../db/drizzle.js';
+import { describeFailure } from '../errors/cause-chain.js';
 import type { Logger } from '../logging/logger.js';
 
 /** A readiness probe answers within this, whatever the database does. */
-export const READINESS_TIMEOUT_MS = 2000;
+const READINESS_TIMEOUT_MS = 2000;
 
-export type NotReadyReason = 'shutting down' | 'database unreachable' | 'migrations pending';
+type NotReadyReason = 'shutting down' | 'database unreachable' | 'migrations pending';
 
-export type ReadinessResult = { ready: true } | { ready: false; reason: NotReadyReason };
+type ReadinessResult = { ready: true } | { ready: false; reason: NotReadyReason };
 
 /** A failed probe also says why, for the log (never for the response). */
 type ProbeResult = { ready: true } | { ready: false; reason: NotReadyReason; cause?: string };
@@ -60,7 +60,9 @@ export function createReadiness(database: DatabaseHandle, logger: Logger): Readi
   const migrationsApplied = async (): Promise<boolean> => {
     // Once true it stays true: migrations are never undone under a running service.
     if (migrated) return true;
-    const [row] = await database.db.select({ newest: max(appliedMigrations.createdAt) }).from(appliedMigrations);
+    const [row] = await database.readPrimary((db) =>
+      db.select({ newest: max(appliedMigrations.createdAt) }).from(appliedMigrations),
+    );
     migrated = Number(row?.newest ?? 0) >= required;
     return migrated;
   };
@@ -69,14 +71,14 @@ export function createReadiness(database: DatabaseHandle, logger: Logger): Readi
     try {
       await withinBound(database.ping());
     } catch (error) {
-      return { ready: false, reason: 'database unreachable', cause: describeDatabaseError(error) };
+      return { ready: false, reason: 'database unreachable', cause: describeFailure(error) };
     }
     try {
       if (await withinBound(migrationsApplied())) return { ready: true };
       return { ready: false, reason: 'migrations pending' };
     } catch (error) {
       // Before the first migration the bookkeeping table itself is missing.
-      return { ready: false, reason: 'migrations pending', cause: describeDatabaseError(error) };
+      return { ready: false, reason: 'migrations pending', cause: describeFailure(error) };
     }
   };
 

@@ -9,7 +9,7 @@ import type { Metrics } from './metrics.js';
 import type { RequestNotes } from './request-notes.js';
 
 /** The status label of a request whose client hung up before the answer was complete. */
-export const ABORTED_STATUS = 'aborted';
+const ABORTED_STATUS = 'aborted';
 
 /** The label of a request that matched no route (404s of every kind). */
 export const UNMATCHED_ROUTE = 'unmatched';

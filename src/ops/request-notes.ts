@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 
-export interface RequestNote {
+interface RequestNote {
   graphqlOperations?: string[];
 }
 

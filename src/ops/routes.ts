@@ -11,11 +11,11 @@ import type { Logger } from '../logging/logger.js';
 import type { Readiness } from './readiness.js';
 
 /** Seconds a load balancer or client should wait before asking a not-ready process again. */
-export const NOT_READY_RETRY_AFTER_SECONDS = 5;
+const NOT_READY_RETRY_AFTER_SECONDS = 5;
 
 export const HEALTH_PATH = '/healthz';
 export const READINESS_PATH = '/readyz';
-export const METRICS_PATH = '/metrics';
+const METRICS_PATH = '/metrics';
 
 export interface OperationsRoutesDeps {
   readiness: Readiness;

@@ -3,7 +3,6 @@
  * stored data: a type not listed here is kept and served as it is, as long as its value is a
  * string or an object of string to string.
  */
-import type { RecordValue } from './record-value.js';
 
 /** Types whose value is a string. `phone` is a comma-separated list of numbers. */
 export const STRING_RECORD_TYPES = ['name', 'email', 'website', 'phone', 'tg_bot', 'web_url', 'web3_url'] as const;
@@ -11,8 +10,8 @@ export const STRING_RECORD_TYPES = ['name', 'email', 'website', 'phone', 'tg_bot
 /** Types whose value is an object of string to string. */
 export const MAP_RECORD_TYPES = ['social', 'link', 'crypto', 'notes', 'img'] as const;
 
-export type StringRecordType = (typeof STRING_RECORD_TYPES)[number];
-export type MapRecordType = (typeof MAP_RECORD_TYPES)[number];
+type StringRecordType = (typeof STRING_RECORD_TYPES)[number];
+type MapRecordType = (typeof MAP_RECORD_TYPES)[number];
 
 /** Keys of `social` records that the specification lists (usable to pick icons). */
 export const SOCIAL_KEYS = [
@@ -29,11 +28,11 @@ export const SOCIAL_KEYS = [
 /** Keys of `crypto` records that the specification lists. */
 export const CRYPTO_KEYS = ['btc', 'eth', 'sol'] as const;
 
-export function isStringRecordType(type: string): type is StringRecordType {
+function isStringRecordType(type: string): type is StringRecordType {
   return (STRING_RECORD_TYPES as readonly string[]).includes(type);
 }
 
-export function isMapRecordType(type: string): type is MapRecordType {
+function isMapRecordType(type: string): type is MapRecordType {
   return (MAP_RECORD_TYPES as readonly string[]).includes(type);
 }
 
@@ -65,5 +64,3 @@ export function phoneNumbers(value: string): string[] {
     .map((part) => part.trim())
     .filter((part) => part !== '');
 }
-
-export type { RecordValue };

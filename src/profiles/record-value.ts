@@ -11,7 +11,7 @@
 import { type Node, parseTree } from 'jsonc-parser';
 
 /** A map-valued record: string keys to string values, in stored order. */
-export type StringMap = Readonly<Record<string, string>>;
+type StringMap = Readonly<Record<string, string>>;
 
 /** A record value: a string, or a map of string to string. */
 export type RecordValue = string | StringMap;

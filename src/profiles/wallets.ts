@@ -23,7 +23,7 @@ export interface Wallet {
  * chains are named by their genesis block hash (namespace bip122), EVM chains by their EIP-155
  * chain id, Solana by its genesis hash (namespace solana).
  */
-export const KNOWN_CHAINS: ReadonlyMap<string, string> = new Map([
+const KNOWN_CHAINS: ReadonlyMap<string, string> = new Map([
   ['btc', 'bip122:000000000019d6689c085ae165831e93'],
   ['ltc', 'bip122:12a765e31ffd4059bada1e25190f6e98'],
   ['doge', 'bip122:1a91e3dace36e2be3bf030a65679fe82'],
@@ -43,7 +43,7 @@ export const KNOWN_CHAINS: ReadonlyMap<string, string> = new Map([
 /** CAIP-10's account address: 1 to 128 of these characters. */
 const CAIP10_ADDRESS = /^[-.%a-zA-Z0-9]{1,128}$/;
 
-export function chainOf(symbol: string): string | null {
+function chainOf(symbol: string): string | null {
   return KNOWN_CHAINS.get(symbol.toLowerCase()) ?? null;
 }
 

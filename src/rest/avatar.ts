@@ -24,10 +24,10 @@ import { GET_HEAD, type RestRoute } from './route.js';
 import { serviceHandler } from './service-handler.js';
 import { sendValidated } from './validated-answer.js';
 
-export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
-export const SVG_CONTENT_TYPE = 'image/svg+xml';
+const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+const SVG_CONTENT_TYPE = 'image/svg+xml';
 /** Whatever a browser makes of the SVG, it runs nothing and loads nothing (inline styles only). */
-export const SVG_SECURITY_HEADERS: OutgoingHttpHeaders = {
+const SVG_SECURITY_HEADERS: OutgoingHttpHeaders = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
   'X-Content-Type-Options': 'nosniff',
 };

@@ -97,7 +97,7 @@ async function batchByPost(call: ServiceCall, deps: RestDependencies): Promise<v
 }
 
 /** The `names` of a body `{"names": [<string>, …]}` (other keys are ignored), or null for anything else. */
-export function namesOfBody(body: Buffer): string[] | null {
+function namesOfBody(body: Buffer): string[] | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));

@@ -58,7 +58,7 @@ export function openApiRoute(routes: readonly RestRoute[]): RestRoute {
 }
 
 /** The document of the described routes, in their order; `publicUrl` (PUBLIC_URL) is its one server. */
-export function openApiDocument(routes: readonly RestRoute[], publicUrl: string): Readonly<Record<string, unknown>> {
+function openApiDocument(routes: readonly RestRoute[], publicUrl: string): Readonly<Record<string, unknown>> {
   const paths: Record<string, PathItem> = {};
   for (const route of routes) {
     if (route.openApi !== undefined) paths[documentPath(route, route.openApi)] = pathItem(route, route.openApi);

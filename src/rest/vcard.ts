@@ -4,7 +4,7 @@ import { GET_HEAD, type RestRoute } from './route.js';
 import { serviceHandler } from './service-handler.js';
 import { sendFoundDocument } from './validated-answer.js';
 
-export const VCARD_CONTENT_TYPE = 'text/vcard; charset=utf-8';
+const VCARD_CONTENT_TYPE = 'text/vcard; charset=utf-8';
 
 export const vcardRoute: RestRoute = {
   pattern: '/api/:name/vcard',
@@ -43,7 +43,7 @@ export const vcardRoute: RestRoute = {
  * the name is not ASCII; the plain `filename` then holds an ASCII stand-in for old clients
  * (accents dropped, other letters as `_`). Valid names hold no quote or backslash.
  */
-export function attachment(filename: string): string {
+function attachment(filename: string): string {
   if (/^[\x20-\x7e]*$/.test(filename)) return `attachment; filename="${filename}"`;
   const ascii = filename
     .normalize('NFD')

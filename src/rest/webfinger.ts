@@ -18,7 +18,7 @@ import { rateLimitHeaders } from './rate-limit-headers.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 import { serviceHandler } from './service-handler.js';
 
-export const JRD_CONTENT_TYPE = 'application/jrd+json';
+const JRD_CONTENT_TYPE = 'application/jrd+json';
 
 export const webfingerRoute: RestRoute = {
   pattern: '/.well-known/webfinger',

@@ -26,10 +26,10 @@ export const PROFILE_NOT_FOUND_MESSAGE = 'Profile not found';
 export const NO_AVATAR_MESSAGE = 'No avatar';
 
 /** What to answer for a name without an http(s) image. */
-export type AvatarFallback = { kind: 'initials' } | { kind: 'not-found' } | { kind: 'redirect'; url: string };
+type AvatarFallback = { kind: 'initials' } | { kind: 'not-found' } | { kind: 'redirect'; url: string };
 
 /** The avatar query as a client sent it: each parameter's values (none, one, or several). */
-export interface AvatarQuery {
+interface AvatarQuery {
   size: readonly string[];
   fallback: readonly string[];
   version: readonly string[];
@@ -86,7 +86,7 @@ interface AvatarOptions {
 }
 
 /** The checked options, or the message of the first problem. A repeated parameter is invalid. */
-export function avatarOptions(query: AvatarQuery): AvatarOptions | string {
+function avatarOptions(query: AvatarQuery): AvatarOptions | string {
   const size = query.size.length === 0 ? AVATAR_SIZE.default : parseSize(query.size);
   if (size === null) return INVALID_SIZE_MESSAGE;
   const fallback = query.fallback.length === 0 ? { kind: 'initials' as const } : parseFallback(query.fallback);

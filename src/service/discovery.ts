@@ -7,12 +7,11 @@
  * that paging through listings copies the data no faster than looking names up one by one. The
  * first point is drawn before anything else (as for every call); a page is cut to the points that
  * are left, and the rest is drawn once the page is known. The name check costs one point, and
- * reads the existing look-alikes of a name from their index (src/db/look-alike-queries.ts).
+ * reads the existing look-alikes of a name from their index (src/loaders/listings.ts).
  */
-import type { Database, DatabaseHandle } from '../db/database.js';
-import { findNamesByPrefix, findNamesByWallet } from '../db/discovery-queries.js';
-import { findLookAlikes } from '../db/look-alike-queries.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
+import { readLookAlikes, readNamesByPrefix, readNamesByWallet } from '../loaders/listings.js';
+import type { ServiceDatabase } from '../loaders/loaders.js';
 import { checkName, isUnicodeText, lookAlikesWarning, type NameCheckResult } from '../names/name-check.js';
 import { canonicalName, codePointLength, type NameId, parseNameId, parseNamespace } from '../names/name-id.js';
 import { skeleton } from '../names/skeleton.js';
@@ -24,7 +23,7 @@ import type { Outcome, ServiceRequest } from './request.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
-export const MAX_PREFIX_LENGTH = 63;
+const MAX_PREFIX_LENGTH = 63;
 /** The most existing look-alikes a name check lists. */
 export const MAX_LOOK_ALIKES = 10;
 /** The longest address the reverse lookup answers (and indexes: see drizzle/0001_discovery.sql). */
@@ -38,20 +37,20 @@ export const INVALID_NAMESPACE_MESSAGE =
   'Invalid namespace, expected 1 to 63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit';
 export const INVALID_ADDRESS_MESSAGE = `Invalid address, expected 1 to ${MAX_ADDRESS_LENGTH} characters without control characters`;
 
-export interface PageInput {
+interface PageInput {
   /** Page size, 1 to MAX_PAGE_SIZE; null or undefined for DEFAULT_PAGE_SIZE. */
   first?: number | null;
   /** A cursor of an earlier page of the same query; null or undefined for the first page. */
   after?: string | null;
 }
 
-export interface SearchInput extends PageInput {
+interface SearchInput extends PageInput {
   prefix?: string | null;
   /** One namespace, or null or undefined for all. */
   namespace?: string | null;
 }
 
-export interface WalletInput extends PageInput {
+interface WalletInput extends PageInput {
   address?: string | null;
 }
 
@@ -102,7 +101,7 @@ export interface DiscoveryService {
 
 /** What discovery borrows from the profiles service, so that it reads, loads and charges the same way. */
 export interface DiscoveryDeps {
-  database: DatabaseHandle;
+  database: ServiceDatabase;
   limits: RateLimits;
   spend(limiter: RateLimiter | null, request: ServiceRequest, points: number): Promise<RateLimitDecision | undefined>;
   read<T>(request: ServiceRequest, rateLimit: RateLimitDecision | undefined, work: () => Promise<T>): Promise<T>;
@@ -117,8 +116,7 @@ const PREFIX_CHARACTERS = /^[\p{L}\p{Nd}][\p{L}\p{Nd}._-]*$/u;
 const CONTROL_CHARACTER = /\p{Cc}/u;
 
 /** Reads one page: `limit` rows at most, after the position `after`. */
-/** Reads a page on the server `db` it is given (a replica or the primary, see DatabaseHandle.read). */
-type PageReader = (db: Database, after: string | undefined, limit: number) => Promise<string[]>;
+type PageReader = (after: string | undefined, limit: number) => Promise<string[]>;
 
 interface Listing {
   /** Identifies the query in its cursors. */
@@ -151,7 +149,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
     }
     // The first point is paid; a page holds no more names than the points left (plus that one).
     const size = rateLimit === undefined ? first : Math.min(first, rateLimit.remaining + 1);
-    const rows = await read(request, rateLimit, () => database.read((db) => listing.read(db, after, size + 1)));
+    const rows = await read(request, rateLimit, () => listing.read(after, size + 1));
     const names = rows.slice(0, size);
     const charged = names.length > 1 ? await spend(limits.profile, request, names.length - 1) : rateLimit;
     const cursors = cursorsFor(listing.scope, names);
@@ -164,14 +162,12 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
   /** The existing names that look like a valid one (see NameCheck.confusableWith). */
   const existingLookAlikes = (request: ServiceRequest, rateLimit: RateLimitDecision | undefined, name: NameId) =>
     read(request, rateLimit, () =>
-      database.guard(() =>
-        findLookAlikes(database.db, {
-          namespace: name.domain,
-          skeleton: skeleton(name.local),
-          name: name.name,
-          limit: MAX_LOOK_ALIKES,
-        }),
-      ),
+      readLookAlikes(database, {
+        namespace: name.domain,
+        skeleton: skeleton(name.local),
+        name: name.name,
+        limit: MAX_LOOK_ALIKES,
+      }),
     );
 
   return {
@@ -196,7 +192,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
             (namespace === undefined || parsed.domain === namespace)
           );
         },
-        read: (db, after, limit) => findNamesByPrefix(db, { prefix, namespace, after, limit }),
+        read: (after, limit) => readNamesByPrefix(database, { prefix, namespace, after, limit }),
       });
     },
 
@@ -208,7 +204,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
       return listPage(request, rateLimit, input, {
         scope: `wallet\n${addressKey}`,
         admits: (name) => parseNameId(name)?.name === name,
-        read: (db, after, limit) => findNamesByWallet(db, { addressKey, after, limit }),
+        read: (after, limit) => readNamesByWallet(database, { addressKey, after, limit }),
       });
     },
 
@@ -235,7 +231,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
 }
 
 /** The canonical form of a search prefix, or null when it cannot start a name's local part. */
-export function parsePrefix(input: string): string | null {
+function parsePrefix(input: string): string | null {
   if (!isUnicodeText(input)) return null;
   const prefix = canonicalName(input);
   const length = codePointLength(prefix);
@@ -243,7 +239,7 @@ export function parsePrefix(input: string): string | null {
 }
 
 /** An address the reverse lookup can look for: Unicode text the database can hold, of a sane length. */
-export function isValidAddress(address: string): boolean {
+function isValidAddress(address: string): boolean {
   const length = codePointLength(address);
   return length >= 1 && length <= MAX_ADDRESS_LENGTH && isUnicodeText(address) && !CONTROL_CHARACTER.test(address);
 }

@@ -9,16 +9,14 @@
  * the budget decision, which REST turns into RateLimit-* headers.
  */
 import { randomUUID } from 'node:crypto';
-import type { DatabaseHandle } from '../db/database.js';
-import { describeDatabaseError, isDatabaseUnavailable } from '../db/driver-errors.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
-import { createLoaders, createSharedProfileLookups, type Loaders } from '../loaders/loaders.js';
+import { createLoaders, createSharedProfileLookups, type Loaders, type ServiceDatabase } from '../loaders/loaders.js';
 import type { Logger } from '../logging/logger.js';
 import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../names/email.js';
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
 import { createDiscovery, type DiscoveryService } from './discovery.js';
-import { InvalidInputError, RateLimitedError, UnavailableError } from './errors.js';
+import { describeFailure, InvalidInputError, RateLimitedError, UnavailableError } from './errors.js';
 import type { ProfileCache } from './profile-cache.js';
 import { type Outcome, ServiceRequest } from './request.js';
 
@@ -30,7 +28,7 @@ export const MISSING_PARAMETERS_MESSAGE = 'Both email and name parameters are re
 export const MAX_NAMES_PER_REQUEST = 100;
 export const TOO_MANY_NAMES_MESSAGE = `At most ${MAX_NAMES_PER_REQUEST} names per request`;
 
-export interface OwnerCheckInput {
+interface OwnerCheckInput {
   email?: string | null | undefined;
   name?: string | null | undefined;
 }
@@ -70,7 +68,7 @@ export interface ProfilesService extends DiscoveryService {
 }
 
 export interface ProfilesServiceDeps {
-  database: DatabaseHandle;
+  database: ServiceDatabase;
   limits: RateLimits;
   cache: ProfileCache;
   logger: Logger;
@@ -83,17 +81,20 @@ export function createProfilesService({ database, limits, cache, logger }: Profi
     return request.loaders;
   };
 
-  /** A read of the database; its unavailability becomes the service's UnavailableError. */
+  /**
+   * A read of the database for a call that drew `rateLimit`: the database's unavailability
+   * (raised by the handle) is logged once per request and carries the call's budget decision.
+   */
   const read = async <T>(request: ServiceRequest, rateLimit: RateLimitDecision | undefined, work: () => Promise<T>) => {
     try {
       return await work();
     } catch (error) {
-      if (!isDatabaseUnavailable(error)) throw error;
+      if (!(error instanceof UnavailableError)) throw error;
       if (!request.unavailableLogged) {
         request.unavailableLogged = true;
-        logger.warn({ requestId: request.requestId, reason: describeDatabaseError(error) }, 'database unavailable');
+        logger.warn({ requestId: request.requestId, reason: describeFailure(error) }, 'database unavailable');
       }
-      throw new UnavailableError(error, rateLimit);
+      throw error.withRateLimit(rateLimit);
     }
   };
 

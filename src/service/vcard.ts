@@ -9,7 +9,7 @@ import { httpUrl, type Links } from './links.js';
 import type { ProfilesService } from './profiles-service.js';
 import type { Outcome, ServiceRequest } from './request.js';
 
-export interface VCardAnswer {
+interface VCardAnswer {
   /** The vCard, CRLF line ends, folded. */
   text: string;
   /** `<canonical name>.vcf`. */

@@ -14,24 +14,24 @@ import type { Outcome, ServiceRequest } from './request.js';
 export const RESOURCE_REQUIRED_MESSAGE = 'The resource parameter is required';
 export const INVALID_RESOURCE_MESSAGE = 'Invalid resource, expected acct:<local>@<domain>';
 
-export const REL_AVATAR = 'http://webfinger.net/rel/avatar';
-export const REL_PROFILE_PAGE = 'http://webfinger.net/rel/profile-page';
+const REL_AVATAR = 'http://webfinger.net/rel/avatar';
+const REL_PROFILE_PAGE = 'http://webfinger.net/rel/profile-page';
 
-export interface JrdLink {
+interface JrdLink {
   rel: string;
   type: string;
   href: string;
 }
 
 /** The JSON Resource Descriptor (RFC 7033 §4.4), keys in the order they are written. */
-export interface Jrd {
+interface Jrd {
   subject: string;
   aliases: string[];
   links: JrdLink[];
 }
 
 /** The query as a client sent it: every `resource` and every `rel` value. */
-export interface WebFingerQuery {
+interface WebFingerQuery {
   resource: readonly string[];
   rel: readonly string[];
 }

@@ -14,13 +14,13 @@ import type { DatabaseHandle } from '../../src/db/database.js';
 import { type TestServer, useDemoServer } from './app-server.js';
 
 /** Where Debian's package puts it; CHROMIUM_PATH overrides. */
-export const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
+const DEFAULT_CHROMIUM_PATH = '/usr/bin/chromium';
 
 /**
  * Headless, no sandbox (tests run as root in CI), and none of the browser's own traffic (updates,
  * sync, field trials), so every request a test sees comes from the page under test.
  */
-export const CHROMIUM_ARGS = [
+const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',

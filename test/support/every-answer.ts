@@ -11,7 +11,7 @@ import { namePath } from '../../src/service/links.js';
 import { postGraphQL } from './graphql-client.js';
 
 /** An absolute http(s) URL of RFC 3986 characters only: safe in a header, an href, a vCard URI. */
-export const CLEAN_URL = /^https?:\/\/[!#-;=?-[\]_a-z~]+$/i;
+const CLEAN_URL = /^https?:\/\/[!#-;=?-[\]_a-z~]+$/i;
 
 export type JCardProperty = [
   name: string,
@@ -37,7 +37,7 @@ export interface Answers {
   avatar: { svg: string } | { location: string };
 }
 
-export interface GraphQLProfile {
+interface GraphQLProfile {
   name: string;
   description: string;
   image: string;
@@ -152,7 +152,7 @@ async function avatarAnswer(url: string): Promise<Answers['avatar']> {
  * The avatar SVG is one fixed shape (src/profiles/avatar-svg.ts): checked against that shape,
  * with only XML characters, attribute values without `<` or a bare `&`, and text without markup.
  */
-export function expectWellFormedSvg(svg: string): void {
+function expectWellFormedSvg(svg: string): void {
   const shape =
     /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg" width="(\d+)" height="\1" viewBox="0 0 \1 \1" role="img" aria-label="((?:[^<>&"]|&#\d+;)+)"><rect width="\1" height="\1" fill="#[0-9a-f]{6}"\/><text( [a-z-]+="[^<>&"]*")*>((?:[^<>&]|&#\d+;)+)<\/text><\/svg>$/u;
   expect(svg).toMatch(shape);

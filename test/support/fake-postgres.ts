@@ -68,7 +68,7 @@ const GSSENC_REQUEST = 80_877_104;
 const CANCEL_REQUEST = 80_877_102;
 
 /** A FATAL ErrorResponse: severity (localised and not), SQLSTATE and message. */
-export function fatalErrorResponse(code: string, message: string): Buffer {
+function fatalErrorResponse(code: string, message: string): Buffer {
   const fields = [`SFATAL`, `VFATAL`, `C${code}`, `M${message}`].map((field) => Buffer.from(`${field}\0`));
   const body = Buffer.concat([...fields, Buffer.from([0])]);
   const header = Buffer.alloc(5);

@@ -1,7 +1,7 @@
 /** Small helpers for GraphQL tests: posting documents and reading the answers. */
 import type { Logger as DrizzleLogger } from '../../src/db/drizzle.js';
 
-export interface GraphQLErrorBody {
+interface GraphQLErrorBody {
   message: string;
   path?: Array<string | number>;
   locations?: Array<{ line: number; column: number }>;

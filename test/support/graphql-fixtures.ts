@@ -43,7 +43,7 @@ export type FixtureProfile = Omit<ProfileObject, 'kind'>;
 export const BULK_PROFILE_COUNT = 60;
 export const bulkName = (index: number): string => `p${index}@bulk`;
 
-export const FIXTURE_NAMESPACES = [
+const FIXTURE_NAMESPACES = [
   { name: 'me', ownerEmail: PRIVATE_EMAILS.meOwner },
   { name: 'other', ownerEmail: PRIVATE_EMAILS.otherOwner },
   { name: 'café', ownerEmail: PRIVATE_EMAILS.otherOwner },

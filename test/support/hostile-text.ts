@@ -127,7 +127,7 @@ export const hostileText: fc.Arbitrary<string> = mixedText(FRAGMENTS, {
   overLong: true,
 });
 
-export const nameParts = [
+const nameParts = [
   'demo',
   'empty',
   'blank',
@@ -142,7 +142,7 @@ export const nameParts = [
   'мир',
   'sql',
 ];
-export const validishPart: fc.Arbitrary<string> = fc.oneof(
+const validishPart: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...nameParts),
   fc.stringMatching(/^[a-z0-9][a-z0-9._-]{0,8}[a-z0-9]$/),
   fc.string({ unit: 'grapheme-composite', minLength: 1, maxLength: 8 }),

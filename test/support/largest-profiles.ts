@@ -53,7 +53,7 @@ export function recordsAtLimits(
 }
 
 /** Characters (code points) of the records as the limits count them: types, values, map keys and values. */
-export function recordsCharacters(records: Records): number {
+function recordsCharacters(records: Records): number {
   const length = (text: string) => [...text].length;
   let total = 0;
   for (const { type, value } of Object.values(records)) {

@@ -8,7 +8,7 @@ import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
-export const PROFILE_CHANGED = /* GraphQL */ `
+const PROFILE_CHANGED = /* GraphQL */ `
   subscription Watch($names: [String!]!) {
     profileChanged(names: $names) { name profile { name description } }
   }
@@ -130,7 +130,7 @@ function subscribeProfileChanged(
 }
 
 /** One event of a REST stream: its name and its data lines joined. */
-export interface StreamEvent {
+interface StreamEvent {
   event: string;
   data: string;
 }

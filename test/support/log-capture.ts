@@ -2,7 +2,7 @@
 import pino from 'pino';
 import type { Logger } from '../../src/logging/logger.js';
 
-export interface LogLine {
+interface LogLine {
   level: number;
   msg: string;
   [field: string]: unknown;

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 /** The span kinds of OTLP (SpanKind in trace.proto). */
 export const OTLP_KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3 } as const;
 
-export type AttributeValue = string | number | boolean;
+type AttributeValue = string | number | boolean;
 
 export interface ReceivedSpan {
   traceId: string;
@@ -25,7 +25,7 @@ export interface ReceivedSpan {
   resource: Record<string, AttributeValue>;
 }
 
-export interface ReceivedExport {
+interface ReceivedExport {
   path: string;
   contentType: string;
   body: Buffer;

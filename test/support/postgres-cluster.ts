@@ -27,10 +27,10 @@ import postgres from 'postgres';
 import { isStillRunning, processTree } from './process-tree.js';
 import { freePort } from './throwaway-redis.js';
 
-export const POSTGRES_BIN_DIR = process.env.POSTGRES_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
+const POSTGRES_BIN_DIR = process.env.POSTGRES_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
 const POSTGRES_TOOLS = ['initdb', 'postgres', 'pg_basebackup'] as const;
 /** The database every server here holds, and the superuser the URLs name. */
-export const DATABASE = 'nps';
+const DATABASE = 'nps';
 const SUPERUSER = 'postgres';
 /** Connections of this helper carry this name, so that `activity()` can leave them out. */
 const HELPER_APPLICATION = 'postgres-cluster helper';
@@ -57,7 +57,7 @@ export interface SqlTarget {
 }
 
 /** A server process a test starts, stops and kills. */
-export interface ServerProcessControls {
+interface ServerProcessControls {
   /** The server's PID (the postmaster's), undefined while stopped. */
   readonly pid: number | undefined;
   /** The server and every process under it (backends, WAL sender/receiver, ...). */
@@ -75,7 +75,7 @@ export interface ServerProcessControls {
   kill(): Promise<void>;
 }
 
-export interface PostgresServer extends SqlTarget, ServerProcessControls {
+interface PostgresServer extends SqlTarget, ServerProcessControls {
   readonly role: 'primary' | 'standby';
   readonly port: number;
   readonly database: string;
@@ -103,7 +103,7 @@ export interface Standby extends PostgresServer {
   waitForReplay(lsn?: string, timeoutMs?: number): Promise<void>;
 }
 
-export type PoolMode = 'session' | 'transaction' | 'statement';
+type PoolMode = 'session' | 'transaction' | 'statement';
 
 export interface PgBouncer extends SqlTarget {
   readonly port: number;
@@ -120,12 +120,12 @@ export interface PgBouncer extends SqlTarget {
   stop(): Promise<void>;
 }
 
-export interface PrimaryOptions {
+interface PrimaryOptions {
   /** postgresql.conf settings on top of (and overriding) this helper's. */
   settings?: Record<string, string | number>;
 }
 
-export interface PgBouncerOptions {
+interface PgBouncerOptions {
   poolMode: PoolMode;
   maxClientConn?: number;
   defaultPoolSize?: number;

@@ -12,7 +12,7 @@ export interface RawResponse {
   text: string;
 }
 
-export interface RawRequest {
+interface RawRequest {
   method?: string;
   headers?: OutgoingHttpHeaders;
   body?: string;

@@ -54,7 +54,7 @@ function reachable(url: string, defaultPort: number): Promise<string | undefined
   });
 }
 
-export const SYSTEM_TOOLS: SystemTool[] = [
+const SYSTEM_TOOLS: SystemTool[] = [
   {
     name: 'Chromium',
     async missing() {

@@ -59,7 +59,7 @@ export interface ShapePlan {
 }
 
 /** Executions counted for shapes not compiled yet, at most this many bytes of their keys. */
-export const COUNTED_SHAPE_BYTES = 4 * 1024 * 1024;
+const COUNTED_SHAPE_BYTES = 4 * 1024 * 1024;
 
 /** What is known of a shape that has no plan. */
 interface ShapeCount {

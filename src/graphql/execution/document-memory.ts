@@ -30,23 +30,23 @@ import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 
 /** The parsed-document cache holds at most this much, estimated from the documents' text. */
-export const DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
+const DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** Documents remembered as seen once, so that a second sighting is cached. */
 const SEEN_ONCE_ENTRIES = 16_384;
 
 /** Automatic persisted queries: the texts kept by their hash, at most this many bytes of them. */
-export const PERSISTED_QUERY_BYTES = 8 * 1024 * 1024;
+const PERSISTED_QUERY_BYTES = 8 * 1024 * 1024;
 
 /**
  * Bytes of heap per character of document text, measured with `process.memoryUsage()` on
  * documents of aliased fields near the token limit, rounded up (docs/decisions.md, "The document
  * cache, bounded by bytes").
  */
-export const HEAP_BYTES_PER_DOCUMENT_CHARACTER = 64;
+const HEAP_BYTES_PER_DOCUMENT_CHARACTER = 64;
 
 /** Heap of a parsed document beyond its characters, as measured on short documents. */
-export const HEAP_BYTES_PER_DOCUMENT = 4096;
+const HEAP_BYTES_PER_DOCUMENT = 4096;
 
 /** Heap of a compiled query per character of its document's text: the measured figure, rounded up. */
 export const COMPILED_BYTES_PER_DOCUMENT_CHARACTER = 640;
@@ -75,7 +75,7 @@ export interface Cache<T> {
 }
 
 /** Compiled plans kept by a key of their own, in the document cache's bound. */
-export interface PlanCache<Plan> {
+interface PlanCache<Plan> {
   get(key: string): Plan | undefined;
   /** Whether a plan compiled from a document of `characters` characters may be kept at all. */
   fits(characters: number): boolean;
@@ -216,7 +216,7 @@ export function createDocumentCaches<Plan extends object = object>(
  * and comments are skipped, so a bracket inside them does not count; the scan is linear and
  * allocates nothing.
  */
-export function refuseDeepNesting(text: string): void {
+function refuseDeepNesting(text: string): void {
   let depth = 0;
   for (let i = 0; i < text.length; i += 1) {
     const char = text.charCodeAt(i);

@@ -5,6 +5,7 @@
  * without SQL, parameters or stack.
  */
 import { GraphQLError, Source } from 'graphql';
+import { innermostCause } from '../../errors/cause-chain.js';
 import {
   asServiceError,
   describeFailure,
@@ -22,17 +23,14 @@ export const ERROR_CODES = {
   internalServerError: 'INTERNAL_SERVER_ERROR',
 } as const;
 
-export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
-
-export function isGraphQLError(value: unknown): value is GraphQLError {
+function isGraphQLError(value: unknown): value is GraphQLError {
   return value instanceof GraphQLError;
 }
 
 /** The innermost non-GraphQL error behind `error`: what actually went wrong. */
-export function rootCause(error: unknown): unknown {
-  let current = error;
-  while (isGraphQLError(current) && current.originalError != null) current = current.originalError;
-  return current;
+function rootCause(error: unknown): unknown {
+  // GraphQL 16 wraps through `originalError`, not `cause`.
+  return innermostCause(error, (link) => (isGraphQLError(link) ? link.originalError : undefined));
 }
 
 /**
@@ -150,5 +148,5 @@ export function logLevelOf(error: unknown): 'debug' | 'info' | 'warn' | 'error' 
   if (cause instanceof UnavailableError) return 'debug';
   // The client's own mistakes: its input, its budget, its document.
   if (cause instanceof ServiceError || isGraphQLError(cause)) return 'info';
-  return asServiceError(cause) instanceof UnavailableError ? 'warn' : 'error';
+  return 'error';
 }

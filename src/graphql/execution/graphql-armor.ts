@@ -75,7 +75,7 @@ const asValidationError = {
 };
 
 /** graphql-armor's plugins with the limits above. */
-export function graphqlArmorPlugins(options: GraphQLLimitsOptions): Plugin[] {
+function graphqlArmorPlugins(options: GraphQLLimitsOptions): Plugin[] {
   return [
     EnvelopArmorPlugin({
       // Fragments count as if written inline, so how a client organises them does not matter.

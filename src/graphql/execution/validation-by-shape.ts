@@ -31,7 +31,7 @@ import { LRUCache } from 'lru-cache';
 import { shapeOf } from './document-shape.js';
 
 /** Shapes of valid documents kept, at most this many bytes of them (two per character). */
-export const SHAPE_CACHE_BYTES = 4 * 1024 * 1024;
+const SHAPE_CACHE_BYTES = 4 * 1024 * 1024;
 
 export function validationByShape(schema: GraphQLSchema, maxBytes = SHAPE_CACHE_BYTES): Plugin {
   if (!stringLiteralsAreContentFree(schema)) return {};

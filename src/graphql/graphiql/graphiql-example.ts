@@ -91,7 +91,7 @@ query NameCheck {
  * Live updates: GraphiQL runs a subscription over SSE (Yoga's page sends it with
  * `Accept: text/event-stream`) and shows each event as it arrives.
  */
-export const GRAPHIQL_SUBSCRIPTION_QUERY = /* GraphQL */ `# Live updates: run it, import a change of demo@me, see the event (profile null: removed).
+const GRAPHIQL_SUBSCRIPTION_QUERY = /* GraphQL */ `# Live updates: run it, import a change of demo@me, see the event (profile null: removed).
 
 subscription Watch {
   profileChanged(names: ["demo@me"]) {

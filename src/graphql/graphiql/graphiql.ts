@@ -21,7 +21,7 @@ import type { Router } from '../../http/router.js';
 import type { Logger } from '../../logging/logger.js';
 
 /** Where the assets are served; the page names them relative to `/graphql`, so they resolve here. */
-export const GRAPHIQL_ASSETS_PATH = '/graphiql/';
+const GRAPHIQL_ASSETS_PATH = '/graphiql/';
 const RELATIVE_ASSETS_PATH = GRAPHIQL_ASSETS_PATH.slice(1);
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';

@@ -14,7 +14,7 @@ interface UserTypes {
   DefaultFieldNullability: false;
 }
 
-export type Types = PothosSchemaTypes.ExtendDefaultTypes<UserTypes>;
+type Types = PothosSchemaTypes.ExtendDefaultTypes<UserTypes>;
 export type Builder = PothosSchemaTypes.SchemaBuilder<Types>;
 /** An object type whose resolvers receive a `T`, as one module passes it to the next. */
 export type ObjectOf<T> = PothosSchemaTypes.ObjectRef<Types, T>;

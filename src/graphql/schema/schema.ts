@@ -22,7 +22,7 @@ import { registerWalletFields } from './types/wallets.js';
  * wallets'; Query's by these calls). Moving a call can change the committed file; the schema
  * test says when it does.
  */
-export function buildSchema(): GraphQLSchema {
+function buildSchema(): GraphQLSchema {
   const builder = createBuilder();
   const ProfileRecordRef = registerRecordTypes(builder);
   const ProfileRef = registerProfileType(builder, ProfileRecordRef);

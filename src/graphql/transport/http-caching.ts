@@ -19,7 +19,7 @@ import { ifNoneMatchHeaderMatches } from '../../http/conditional.js';
 import { jsonMediaTypeFor } from './accept.js';
 
 /** Root fields whose answers depend on public profile data only. */
-export const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set([
+const CACHEABLE_ROOT_FIELDS: ReadonlySet<string> = new Set([
   'profile',
   'profiles',
   // Discovery (src/graphql/schema/queries/discovery.ts) reads public data too.

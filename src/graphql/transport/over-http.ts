@@ -63,7 +63,7 @@ export interface GraphQLRouteOptions {
 }
 
 /** Why a request went to Yoga's handler: the debug log line says it, for operators and tests. */
-export type HandOverReason = 'media type' | 'parameters' | 'may stream' | 'refused before execution';
+type HandOverReason = 'media type' | 'parameters' | 'may stream' | 'refused before execution';
 
 export const HAND_OVER_MESSAGE = 'GraphQL request handed to Yoga';
 

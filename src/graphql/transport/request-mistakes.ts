@@ -51,7 +51,7 @@ function paramsOf(search: URLSearchParams): GraphQLParams {
 const isFormBody = (type: string | null) =>
   type?.split(',')[0]?.split(';')[0]?.trim() === 'application/x-www-form-urlencoded';
 
-export const PERSISTED_QUERY_SHAPE = 'expected {"version":1,"sha256Hash":"<SHA-256 of the document, hex>"}';
+const PERSISTED_QUERY_SHAPE = 'expected {"version":1,"sha256Hash":"<SHA-256 of the document, hex>"}';
 
 function isPersistedQuery(value: unknown): boolean {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

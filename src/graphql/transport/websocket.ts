@@ -19,7 +19,7 @@ import type { Logger } from '../../logging/logger.js';
 import type { GraphQLServer } from '../yoga.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
 
-export const KEEP_ALIVE_MS = 15_000;
+const KEEP_ALIVE_MS = 15_000;
 
 export interface GraphQLWebSocket {
   /** Takes an HTTP upgrade of `/graphql`. */

@@ -7,8 +7,8 @@
 import type { ProfileChangeEvent } from '../../../service/live-updates.js';
 import type { StreamConnection } from '../context.js';
 
-export const MAX_QUEUED_EVENTS = 64;
-export const MAX_BACKLOG_BYTES = 1024 * 1024;
+const MAX_QUEUED_EVENTS = 64;
+const MAX_BACKLOG_BYTES = 1024 * 1024;
 
 export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
   readonly #events: ProfileChangeEvent[] = [];
