@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
  * Yoga does (src/graphql/transport/over-http.ts).
  */
 const GRAPHQL_SUITES = [
+  'test/live-updates.test.ts',
+  'test/live-updates-abuse.test.ts',
   'test/graphql.test.ts',
   'test/graphql-armor.test.ts',
   'test/graphql-errors.test.ts',

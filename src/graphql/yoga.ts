@@ -32,8 +32,9 @@ import { renderGraphiQL } from './graphiql/graphiql.js';
 import { graphiqlOptions } from './graphiql/graphiql-options.js';
 import type { GraphQLContext, StreamConnection } from './schema/context.js';
 import { schema } from './schema/schema.js';
-import { refusedStreamsPlugin } from './schema/subscriptions/refused-streams.js';
+import { acceptQualityPlugin } from './transport/accept.js';
 import { httpCachingPlugin } from './transport/http-caching.js';
+import { refusedStreamsPlugin } from './transport/refused-streams.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
 import { streamingHeadersPlugin } from './transport/streaming-headers.js';
 
@@ -125,7 +126,7 @@ function persistedQueries(): Plugin {
   };
 }
 
-/** How a subscription's client connection is watched and cut (see ./subscriptions/event-queue.ts). */
+/** How a subscription's client connection is watched and cut (see ./schema/subscriptions/event-queue.ts). */
 function streamConnectionOf(
   res: ServerResponse | undefined,
   socket: WebSocket | undefined,
@@ -185,6 +186,7 @@ export function createGraphQLServer({
     plugins: [
       // Before the persisted-query plugin: it checks the extension's shape first.
       requestMistakesPlugin(),
+      acceptQualityPlugin(),
       persistedQueries(),
       streamingHeadersPlugin(),
       refusedStreamsPlugin(),
