@@ -144,7 +144,7 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     await sse.waitForEnd();
     expect(sse.events).toEqual([]);
     // graphql-sse's client reports a refusal's status; an event stream with errors would be `next`.
-    expect(inspect(sse.errors[0])).toMatch(/400 Bad Request/);
+    expect(inspect(sse.errors[0])).toMatch(/Server responded with 400/);
     const answer = await fetch(`${server.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
@@ -282,7 +282,7 @@ describe('the per-client bound', () => {
 
       const refusedSse = subscribeOverSse(server.url, ['alice@live']);
       await refusedSse.waitForEnd();
-      expect(inspect(refusedSse.errors[0])).toMatch(/429 Too Many Requests/);
+      expect(inspect(refusedSse.errors[0])).toMatch(/Server responded with 429/);
 
       const refusedWs = subscribeOverWebSocket(client, ['alice@live']);
       await refusedWs.waitForEnd();

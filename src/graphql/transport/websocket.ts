@@ -6,7 +6,7 @@
  * error masking and operation metrics.
  *
  * A connection's subscriptions are cut together when the client stops reading (the socket's
- * buffered bytes, see ./subscriptions/event-queue.ts); graphql-ws pings every KEEP_ALIVE_MS, which
+ * buffered bytes, see ../schema/subscriptions/event-queue.ts); graphql-ws pings every KEEP_ALIVE_MS, which
  * keeps proxies from closing an idle connection and finds dead peers. At shutdown the
  * subscriptions complete (the live-updates hub ends them) and the sockets close with 1001.
  */

@@ -34,11 +34,6 @@ export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Whether the subscription holds a slot (the transport pulled) and has not ended. */
-  get open(): boolean {
-    return this.#subscription !== undefined && !this.#done;
-  }
-
   push(event: ProfileChangeEvent): boolean {
     if (this.#done) return true;
     if ((this.connection?.backlog() ?? 0) > MAX_BACKLOG_BYTES) return false;
