@@ -77,6 +77,23 @@ describe('request encodings and answer headers', () => {
     expect(await utf8.json()).toEqual(DEMO);
   });
 
+  it('decodes and refuses REST batch bodies the same way', async () => {
+    const batch = (body: Buffer, headers: Record<string, string>) =>
+      fetch(`${suite.server.url}/api/profiles`, {
+        method: 'POST',
+        body: new Uint8Array(body),
+        headers: { 'content-type': 'application/json', ...headers },
+      });
+    const names = Buffer.from(JSON.stringify({ names: ['demo@me'] }));
+    const decoded = await batch(gzipSync(names), { 'content-encoding': 'gzip' });
+    expect(decoded.status).toBe(200);
+    expect(JSON.stringify(await decoded.json())).toContain('"name":"demo@me"');
+    expect((await batch(names, { 'content-encoding': 'zstd' })).status).toBe(415);
+    expect((await batch(names, { 'content-type': 'application/json; charset=utf-16' })).status).toBe(415);
+    const bomb = gzipSync(Buffer.from(JSON.stringify({ names: [], pad: ' '.repeat(MAX_REQUEST_BODY_BYTES) })));
+    expect((await batch(bomb, { 'content-encoding': 'gzip' })).status).toBe(413);
+  });
+
   it('answers no stream to a client that refuses it (q=0), and JSON when it accepts JSON besides', async () => {
     const subscription = JSON.stringify({ query: 'subscription { profileChanged(names: ["demo@me"]) { name } }' });
     const refused = await post(subscription, { accept: 'text/event-stream;q=0' });
