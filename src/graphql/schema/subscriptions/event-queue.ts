@@ -25,14 +25,16 @@ export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
   readonly #events = new Map<string, ProfileChangeEvent>();
   #waiting: ((result: IteratorResult<ProfileChangeEvent>) => void) | undefined;
   #subscription: LiveSubscription | undefined;
-  #lastPull = Date.now();
+  #lastPull: number;
   #done = false;
 
   constructor(
     private readonly admission: LiveAdmission,
     private readonly connection: StreamConnection | undefined,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.#lastPull = now();
+  }
 
   push(event: ProfileChangeEvent): boolean {
     if (this.#done) return true;
