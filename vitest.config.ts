@@ -33,6 +33,9 @@ const SYSTEM_SUITES = [
  * Yoga does (src/graphql/transport/over-http.ts).
  */
 const GRAPHQL_SUITES = [
+  'test/live-updates.test.ts',
+  'test/live-updates-abuse.test.ts',
+  'test/request-encoding.test.ts',
   'test/graphql.test.ts',
   'test/graphql-armor.test.ts',
   'test/graphql-errors.test.ts',

@@ -161,6 +161,8 @@ function requestHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const route = (req: IncomingMessage, res: ServerResponse): Match => {
     res.setHeader('X-Request-Id', requestIdOf(req));
+    // No answer of the service is to be read as another type than it declares (JSON, SSE, HTML).
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     const match = router.match(req, res);
     if (match.route?.cors === true) applyCors(res);
     operations.observe(req, res, match.route?.pattern ?? UNMATCHED_ROUTE);

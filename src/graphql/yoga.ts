@@ -32,8 +32,9 @@ import { renderGraphiQL } from './graphiql/graphiql.js';
 import { graphiqlOptions } from './graphiql/graphiql-options.js';
 import type { GraphQLContext, StreamConnection } from './schema/context.js';
 import { schema } from './schema/schema.js';
-import { refusedStreamsPlugin } from './schema/subscriptions/refused-streams.js';
+import { acceptQualityPlugin } from './transport/accept.js';
 import { httpCachingPlugin } from './transport/http-caching.js';
+import { refusedStreamsPlugin } from './transport/refused-streams.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
 import { type ResultProcessHook, resultProcessHooks } from './transport/result-process-hooks.js';
 import { streamingHeadersPlugin } from './transport/streaming-headers.js';
@@ -178,6 +179,7 @@ export function createGraphQLServer({
     plugins: [
       // Before the persisted-query plugin: it checks the extension's shape first.
       requestMistakesPlugin(),
+      acceptQualityPlugin(),
       persistedQueries(),
       streamingHeadersPlugin(),
       refusedStreamsPlugin(),

@@ -15,8 +15,21 @@ const EXPOSED_HEADERS = [
   'X-Request-Id',
 ] as const;
 
-/** Request headers a browser script may send beyond the CORS-safelisted ones. */
-const ALLOWED_HEADERS = ['Content-Type', 'If-None-Match', 'X-Request-Id'] as const;
+/**
+ * Request headers a browser script may send beyond the CORS-safelisted ones: W3C trace context
+ * and baggage (browser instrumentation adds them to every request; a preflight that does not
+ * allow them fails the request), and the API key's headers.
+ */
+const ALLOWED_HEADERS = [
+  'Content-Type',
+  'If-None-Match',
+  'X-Request-Id',
+  'traceparent',
+  'tracestate',
+  'baggage',
+  'Authorization',
+  'X-API-Key',
+] as const;
 
 const EXPOSE = EXPOSED_HEADERS.join(', ');
 const ALLOW_HEADERS = ALLOWED_HEADERS.join(', ');

@@ -1,6 +1,6 @@
 /**
  * Live-update figures (src/service/live-updates.ts) in /metrics, read from the hub when
- * Prometheus scrapes: open subscriptions by transport, names watched, and counters of events,
+ * Prometheus scrapes: open subscriptions by transport, clients holding slots, names watched, and counters of events,
  * shared reads, drops and refusals.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -32,6 +32,14 @@ export function registerLiveUpdateMetrics(registry: Registry, stats: () => LiveU
     collect() {
       const { open } = stats();
       for (const transport of TRANSPORTS) this.set({ transport }, open[transport]);
+    },
+  });
+  new Gauge({
+    name: 'live_subscription_clients',
+    help: 'Client keys (an IP, an IPv6 /64) holding at least one live-update subscription slot.',
+    registers: [registry],
+    collect() {
+      this.set(stats().clients);
     },
   });
   new Gauge({

@@ -9,6 +9,7 @@
  * keys in the order first asked; each document is the profile's ready bytes, embedded as they are.
  */
 import { createHash } from 'node:crypto';
+import { decodeBody, unsupportedCharset, unsupportedCoding } from '../http/body-coding.js';
 import { matchesIfNoneMatch } from '../http/conditional.js';
 import { declaredTooLarge, mediaTypeOf, readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
 import { JSON_CONTENT_TYPE, sendBody, sendError, sendNotModified } from '../http/respond.js';
@@ -77,20 +78,33 @@ async function batchByPost(call: ServiceCall, deps: RestDependencies): Promise<v
     sendError(req, res, 415, EXPECTED_JSON_MESSAGE, NO_STORE);
     return;
   }
-  const tooLarge = () =>
-    // The rest of the body stays unread: closing the connection is cheaper than draining it.
-    sendError(req, res, 413, requestBodyTooLargeMessage(MAX_BATCH_BODY_BYTES), { ...NO_STORE, Connection: 'close' });
+  const tooLargeMessage = requestBodyTooLargeMessage(MAX_BATCH_BODY_BYTES);
+  // The rest of the body stays unread: closing the connection is cheaper than draining it.
+  const refuse = (status: number, message: string) =>
+    sendError(req, res, status, message, { ...NO_STORE, Connection: 'close' });
+  // The same body codings and charsets as `/graphql` (src/http/body-coding.ts).
+  const unsupported =
+    unsupportedCharset(req.headers['content-type']) ?? unsupportedCoding(req.headers['content-encoding']);
+  if (unsupported !== undefined) {
+    refuse(unsupported.status, unsupported.message);
+    return;
+  }
   if (declaredTooLarge(req, MAX_BATCH_BODY_BYTES)) {
-    tooLarge();
+    refuse(413, tooLargeMessage);
     return;
   }
   const read = await readBody(req, MAX_BATCH_BODY_BYTES);
   if (!read.ok) {
-    if (read.reason === 'too-large') tooLarge();
+    if (read.reason === 'too-large') refuse(413, tooLargeMessage);
     else res.destroy();
     return;
   }
-  const names = namesOfBody(read.body);
+  const decoded = await decodeBody(read.body, req.headers['content-encoding'], MAX_BATCH_BODY_BYTES, tooLargeMessage);
+  if (!decoded.ok) {
+    refuse(decoded.status, decoded.message);
+    return;
+  }
+  const names = namesOfBody(decoded.body);
   if (names === null) sendError(req, res, 400, INVALID_JSON_BODY_MESSAGE, NO_STORE);
   else if (names.length === 0) sendError(req, res, 400, NAMES_REQUIRED_MESSAGE, NO_STORE);
   else await answerBatch(call, deps, names, 'POST');
@@ -211,7 +225,9 @@ function byPostOperation(): Operation {
     tags: ['Profiles'],
     requestBody: {
       required: true,
-      description: 'At most 64 KiB of `application/json`.',
+      description:
+        'At most 64 KiB of `application/json` in UTF-8, also once decompressed when sent with `Content-Encoding` ' +
+        '`gzip`, `deflate` or `br`.',
       content: { 'application/json': { schema: schemaRef('BatchRequest') } },
     },
     responses: {
@@ -221,8 +237,17 @@ function byPostOperation(): Operation {
         content: jsonContent('BatchResult'),
       },
       '400': invalidBatch(noStore),
-      '413': errorAnswer('The body is over 64 KiB.', 'Request body too large, the limit is 65536 bytes', noStore),
-      '415': errorAnswer('The body is not `application/json`.', 'Expected application/json', noStore),
+      '413': errorAnswer(
+        'The body is over 64 KiB (once decompressed).',
+        'Request body too large, the limit is 65536 bytes',
+        noStore,
+      ),
+      '415': errorAnswer(
+        'The body is not `application/json`, names a charset other than UTF-8, or is compressed otherwise than ' +
+          'with gzip, deflate or br (or is not valid data of its coding).',
+        'Expected application/json',
+        noStore,
+      ),
       '429': tooManyRequests(noStore),
       '500': internalError(noStore),
       '503': unavailable(noStore),

@@ -70,7 +70,7 @@ const header = (name: string): Reference => ({ $ref: `#/components/headers/${nam
 export const headers = (...names: string[]): Headers => Object.fromEntries(names.map((name) => [name, header(name)]));
 
 /** On every answer of these paths. */
-export const EVERY = headers('X-Request-Id', 'Access-Control-Allow-Origin');
+export const EVERY = headers('X-Request-Id', 'Access-Control-Allow-Origin', 'X-Content-Type-Options');
 export const RATE_LIMIT = headers('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
 const RETRY_AFTER = headers('Retry-After');
 export const CACHING = headers('Cache-Control');

@@ -4,8 +4,12 @@
  * are thin; this hub owns the rules they share:
  *
  * - a subscription is validated like a lookup (1 to MAX_NAMES_PER_REQUEST names, one point of
- *   the profile budget per distinct name) and takes a slot: at most `perClient` open
- *   subscriptions per client key and `total` per process, the next one is refused as rate-limited;
+ *   the profile budget per distinct name: `checkNameList`, which `profiles(names:)` uses) and
+ *   takes a slot: at most `perClient` open subscriptions per client key and `total` per process,
+ *   the next one is refused as rate-limited. Admitting and taking the slot are two steps
+ *   (`admit`, then `open`): a transport opens only once it really answers with a stream, so a
+ *   request refused after its subscription was made (406 to an `Accept` no stream matches, a
+ *   client gone before the answer) never holds a slot;
  * - changes come from the database's change feed (src/db/change-feed.ts), the one that keeps the
  *   profile cache fresh, so every instance hears an import made anywhere. The feed calls the
  *   cache's eviction first, then the hub, so the read below cannot be answered from the cache's
@@ -25,14 +29,11 @@
 
 import type { RateLimitDecision, RateLimiter } from '../limits/rate-limit.js';
 import type { Logger } from '../logging/logger.js';
-import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
-import { InvalidInputError, RateLimitedError } from './errors.js';
-import { MAX_NAMES_PER_REQUEST, spend, TOO_MANY_NAMES_MESSAGE } from './profiles-service.js';
+import { describeFailure, InvalidInputError, RateLimitedError } from './errors.js';
+import { checkNameList } from './profiles-service.js';
 import type { ServiceRequest } from './request.js';
 
-export const DEFAULT_SUBSCRIPTIONS_PER_CLIENT = 20;
-export const DEFAULT_SUBSCRIPTIONS_PER_PROCESS = 10_000;
 export const NO_NAMES_MESSAGE = 'At least one name is required';
 /** What a refused subscription tells the client to wait: slots free when others close, not on a clock. */
 const SLOT_RETRY_AFTER_SECONDS = 5;
@@ -64,8 +65,21 @@ export interface LiveSubscription {
   close(): void;
 }
 
+/** A subscription checked and admitted, holding no slot until it is opened. */
+export interface LiveAdmission {
+  readonly names: readonly string[];
+  readonly rateLimit: RateLimitDecision | undefined;
+  /**
+   * Takes the slot and starts the events: the transport calls it once it answers with a stream.
+   * Throws RateLimitedError when the bounds filled since the admission (or the hub closed).
+   */
+  open(transport: LiveTransport, sink: LiveSink): LiveSubscription;
+}
+
 export interface LiveUpdateStats {
   open: Record<LiveTransport, number>;
+  /** Client keys holding at least one slot. */
+  clients: number;
   watchedNames: number;
   events: number;
   dropped: number;
@@ -75,16 +89,20 @@ export interface LiveUpdateStats {
 
 export interface LiveUpdates {
   /**
-   * Opens a subscription to `rawNames` for `sink`. Throws InvalidInputError (no names, too many,
-   * an invalid one) or RateLimitedError (the profile budget, or no slot left).
+   * Checks a subscription to `rawNames`: the names, the budget, and that the client and the
+   * process have a slot left. Throws InvalidInputError (no names, too many, invalid ones: the
+   * first in `name`, all in `invalidIndexes`) or RateLimitedError (the profile budget, or no
+   * slot left). The slot is taken by the admission's `open`.
    */
+  admit(request: ServiceRequest, rawNames: readonly string[]): Promise<LiveAdmission>;
+  /** `admit` and `open` at once, for a transport that answers with the stream right away. */
   subscribe(
     request: ServiceRequest,
     rawNames: readonly string[],
     transport: LiveTransport,
     sink: LiveSink,
   ): Promise<LiveSubscription>;
-  /** The change feed's handlers call these (see src/app.ts). */
+  /** The change feed's handlers call these (see src/service/change-feed.ts). */
   changed(names: readonly string[]): void;
   everythingMayHaveChanged(): void;
   stats(): LiveUpdateStats;
@@ -100,8 +118,9 @@ export interface LiveUpdatesDeps {
   logger: Logger;
   /** Resolves once changes are heard (the app starts its change feed on first use). */
   ready?: () => Promise<void>;
-  perClient?: number;
-  total?: number;
+  /** Open subscriptions per client key, and per process (LIVE_SUBSCRIPTIONS_PER_CLIENT, _MAX). */
+  perClient: number;
+  total: number;
 }
 
 /** What to do when a name is read next: the strongest request wins. */
@@ -125,8 +144,7 @@ interface Watched {
 }
 
 export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
-  const perClient = deps.perClient ?? DEFAULT_SUBSCRIPTIONS_PER_CLIENT;
-  const total = deps.total ?? DEFAULT_SUBSCRIPTIONS_PER_PROCESS;
+  const { perClient, total } = deps;
   const watched = new Map<string, Watched>();
   const perClientOpen = new Map<string, number>();
   const subscribers = new Set<Subscriber>();
@@ -179,7 +197,12 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
         deliver(name, entry, mode, profiles[index] ?? null);
       });
     } catch (error) {
-      deps.logger.warn({ err: error, names: batch.length }, 'live updates: reading changed profiles failed; retrying');
+      // A reason and a code, as the request path logs: never the statement, its parameters
+      // (profile names) or a stack.
+      deps.logger.warn(
+        { code: failureCode(error), reason: describeFailure(error), names: batch.length },
+        'live updates: reading changed profiles failed; retrying',
+      );
       for (const [, entry, mode] of batch) {
         entry.reading = false;
         want(entry, mode);
@@ -220,47 +243,59 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     throw new RateLimitedError(decision);
   };
 
-  const validNames = async (
+  const checkSlot = (clientKey: string) => {
+    if (closed) refuse(0);
+    if ((perClientOpen.get(clientKey) ?? 0) >= perClient) refuse(perClient);
+    if (subscribers.size >= total) refuse(total);
+  };
+
+  const open = (
     request: ServiceRequest,
-    rawNames: readonly string[],
-  ): Promise<{ names: string[]; rateLimit: RateLimitDecision | undefined }> => {
-    if (rawNames.length > MAX_NAMES_PER_REQUEST) {
-      throw new InvalidInputError(TOO_MANY_NAMES_MESSAGE, undefined, { maxNames: MAX_NAMES_PER_REQUEST });
+    names: readonly string[],
+    transport: LiveTransport,
+    sink: LiveSink,
+  ): LiveSubscription['close'] => {
+    checkSlot(request.clientKey);
+    const subscriber: Subscriber = { sink, names, clientKey: request.clientKey, transport };
+    subscribers.add(subscriber);
+    perClientOpen.set(request.clientKey, (perClientOpen.get(request.clientKey) ?? 0) + 1);
+    for (const name of names) {
+      let entry = watched.get(name);
+      if (entry === undefined) {
+        entry = { subscribers: new Set(), seen: undefined, reading: false, next: undefined };
+        watched.set(name, entry);
+        // What the profile is now, so that a later "everything changed" can tell what did.
+        want(entry, 'baseline');
+        scheduleFlush();
+      }
+      entry.subscribers.add(subscriber);
     }
+    return () => release(subscriber);
+  };
+
+  const admit = async (request: ServiceRequest, rawNames: readonly string[]): Promise<LiveAdmission> => {
     if (rawNames.length === 0) throw new InvalidInputError(NO_NAMES_MESSAGE);
-    const distinct = new Set(rawNames.map(canonicalName)).size;
-    const rateLimit = await spend(deps.budget, request, distinct);
-    const parsed = rawNames.map((name) => parseNameId(name));
-    const firstInvalid = parsed.indexOf(null);
-    if (firstInvalid >= 0) {
-      throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit, { name: rawNames[firstInvalid] });
-    }
-    return { names: [...new Set(parsed.map((name) => name?.name ?? ''))], rateLimit };
+    const checked = await checkNameList(deps.budget, request, rawNames);
+    const names = [...new Set(checked.names)];
+    await deps.ready?.();
+    checkSlot(request.clientKey);
+    let opened = false;
+    return {
+      names,
+      rateLimit: checked.rateLimit,
+      open(transport, sink) {
+        if (opened) throw new Error('a live-update admission was opened twice');
+        opened = true;
+        return { names, rateLimit: checked.rateLimit, close: open(request, names, transport, sink) };
+      },
+    };
   };
 
   return {
+    admit,
+
     async subscribe(request, rawNames, transport, sink) {
-      const { names, rateLimit } = await validNames(request, rawNames);
-      await deps.ready?.();
-      if (closed) refuse(0);
-      const clientOpen = perClientOpen.get(request.clientKey) ?? 0;
-      if (clientOpen >= perClient) refuse(perClient);
-      if (subscribers.size >= total) refuse(total);
-      const subscriber: Subscriber = { sink, names, clientKey: request.clientKey, transport };
-      subscribers.add(subscriber);
-      perClientOpen.set(request.clientKey, clientOpen + 1);
-      for (const name of names) {
-        let entry = watched.get(name);
-        if (entry === undefined) {
-          entry = { subscribers: new Set(), seen: undefined, reading: false, next: undefined };
-          watched.set(name, entry);
-          // What the profile is now, so that a later "everything changed" can tell what did.
-          want(entry, 'baseline');
-          scheduleFlush();
-        }
-        entry.subscribers.add(subscriber);
-      }
-      return { names, rateLimit, close: () => release(subscriber) };
+      return (await admit(request, rawNames)).open(transport, sink);
     },
 
     changed(names) {
@@ -282,7 +317,7 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     stats() {
       const open: Record<LiveTransport, number> = { sse: 0, websocket: 0, rest: 0 };
       for (const subscriber of subscribers) open[subscriber.transport] += 1;
-      return { open, watchedNames: watched.size, ...counters };
+      return { open, clients: perClientOpen.size, watchedNames: watched.size, ...counters };
     },
 
     close() {
@@ -293,4 +328,14 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
       }
     },
   };
+}
+
+/** The code of a failure for logs: the innermost code of its causes (the driver's), else its kind. */
+function failureCode(error: unknown): string {
+  let code = error instanceof Error ? error.name : 'UNKNOWN';
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const own = (current as { code?: unknown }).code;
+    if (typeof own === 'string') code = own;
+  }
+  return code;
 }

@@ -131,19 +131,8 @@ export function createProfilesService({ database, limits, cache, logger }: Profi
     },
 
     async lookupProfiles(request, rawNames) {
-      if (rawNames.length > MAX_NAMES_PER_REQUEST) {
-        throw new InvalidInputError(TOO_MANY_NAMES_MESSAGE, undefined, { maxNames: MAX_NAMES_PER_REQUEST });
-      }
       if (rawNames.length === 0) return { value: [], rateLimit: undefined };
-      const distinct = new Set(rawNames.map(canonicalName)).size;
-      const rateLimit = await spend(limits.profile, request, distinct);
-      const parsed = rawNames.map((name) => parseNameId(name));
-      const invalidIndexes = parsed.flatMap((name, index) => (name === null ? [index] : []));
-      const [firstInvalid] = invalidIndexes;
-      if (firstInvalid !== undefined) {
-        throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit, { name: rawNames[firstInvalid], invalidIndexes });
-      }
-      const names = parsed.map((name) => name?.name ?? '');
+      const { names, rateLimit } = await checkNameList(limits.profile, request, rawNames);
       return { value: await loadProfiles(request, names, rateLimit), rateLimit };
     },
 
@@ -165,8 +154,41 @@ export function createProfilesService({ database, limits, cache, logger }: Profi
   };
 }
 
+/** A list of names checked as `profiles(names:)` and live-update subscriptions check it. */
+export interface CheckedNameList {
+  /** The canonical name of each raw name, in the order given (duplicates kept). */
+  names: string[];
+  rateLimit: RateLimitDecision | undefined;
+}
+
+/**
+ * The rules of a list of names, shared by batch lookups and live-update subscriptions: at most
+ * MAX_NAMES_PER_REQUEST (refused before the budget is drawn), one point of the budget per
+ * distinct name, and any invalid name fails the whole list, naming the first and the indexes of
+ * all (`invalidIndexes`). An empty list is the caller's to answer (a lookup of nothing is empty,
+ * a subscription to nothing is refused).
+ */
+export async function checkNameList(
+  limiter: RateLimiter | null,
+  request: ServiceRequest,
+  rawNames: readonly string[],
+): Promise<CheckedNameList> {
+  if (rawNames.length > MAX_NAMES_PER_REQUEST) {
+    throw new InvalidInputError(TOO_MANY_NAMES_MESSAGE, undefined, { maxNames: MAX_NAMES_PER_REQUEST });
+  }
+  const distinct = new Set(rawNames.map(canonicalName)).size;
+  const rateLimit = await spend(limiter, request, distinct);
+  const parsed = rawNames.map((name) => parseNameId(name));
+  const invalidIndexes = parsed.flatMap((name, index) => (name === null ? [index] : []));
+  const [firstInvalid] = invalidIndexes;
+  if (firstInvalid !== undefined) {
+    throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit, { name: rawNames[firstInvalid], invalidIndexes });
+  }
+  return { names: parsed.map((name) => name?.name ?? ''), rateLimit };
+}
+
 /** Takes `points` from the client's budget; throws RateLimitedError when it is spent. */
-export async function spend(
+async function spend(
   limiter: RateLimiter | null,
   request: ServiceRequest,
   points: number,

@@ -8,7 +8,7 @@ import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
-const PROFILE_CHANGED = /* GraphQL */ `
+export const PROFILE_CHANGED = /* GraphQL */ `
   subscription Watch($names: [String!]!) {
     profileChanged(names: $names) { name profile { name description } }
   }

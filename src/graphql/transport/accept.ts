@@ -6,7 +6,12 @@
  * type, and then the first such entry decides: `application/json` where it matches, else
  * `application/graphql-response+json`. The HTTP layer uses it to decide which requests it may
  * answer itself (src/graphql/transport/over-http.ts); the status of an error depends on the type chosen.
+ *
+ * Yoga ignores quality values, so `text/event-stream;q=0` ("anything but a stream") got a stream.
+ * acceptQualityPlugin removes the entries a client refuses (`q=0`) before Yoga reads the header,
+ * and answers 406 when none is left; the HTTP layer hands such requests to Yoga.
  */
+import type { Plugin } from 'graphql-yoga';
 
 export type JsonMediaType = 'application/json' | 'application/graphql-response+json';
 
@@ -74,7 +79,40 @@ function reading(accept: string | undefined): AcceptReading {
  */
 export function jsonMediaTypeFor(method: string | undefined, accept: string | undefined): JsonMediaType | undefined {
   if (method === 'GET' && accept?.includes('text/html') === true) return undefined;
+  if (accept !== undefined && refusesSome(accept)) return undefined;
   return reading(accept).json;
+}
+
+/** Whether the client accepts a JSON type (Yoga's regular answer) at all. */
+export function acceptsJson(accept: string | null | undefined): boolean {
+  return reading(accept ?? undefined).json !== undefined;
+}
+
+/** An entry with quality zero: `;q=0`, `;q=0.0`, `; Q=0.000`. */
+const REFUSED_ENTRY = /;\s*q\s*=\s*0(?:\.0{0,3})?\s*(?:;|$)/i;
+
+function refusesSome(accept: string): boolean {
+  return accept.split(',').some((entry) => REFUSED_ENTRY.test(entry));
+}
+
+/** The media types Yoga answers GraphQL with, for a 406's `Accept`. */
+const ANSWERED_TYPES =
+  'application/graphql-response+json; charset=utf-8, application/json; charset=utf-8, text/event-stream; charset=utf-8';
+
+/** Removes refused entries (`q=0`) from `Accept` before Yoga reads it; 406 when nothing is left. */
+export function acceptQualityPlugin(): Plugin {
+  return {
+    onRequest({ request, endResponse, fetchAPI }) {
+      const accept = request.headers.get('accept');
+      if (accept === null || !refusesSome(accept)) return;
+      const kept = accept.split(',').filter((entry) => !REFUSED_ENTRY.test(entry));
+      if (kept.length === 0) {
+        endResponse(new fetchAPI.Response(null, { status: 406, headers: { Accept: ANSWERED_TYPES } }));
+        return;
+      }
+      request.headers.set('accept', kept.join(','));
+    },
+  };
 }
 
 /** Whether the client accepts a streamed answer (server-sent events or multipart). */

@@ -20,7 +20,8 @@
  * Handed to Yoga's handler unchanged (`yoga.requestListener`):
  * - the GraphiQL page (`GET` accepting `text/html`), other media types (`multipart/form-data`,
  *   `application/graphql+json`, form bodies), `Accept` that selects no JSON type (`text/event-stream`
- *   alone: subscriptions over SSE, 406s);
+ *   alone: subscriptions over SSE, 406s) or refuses a type (`q=0`), compressed bodies and other
+ *   charsets than UTF-8 (Yoga's body plugin decodes or refuses them);
  * - batches (a JSON array), bodies that are not JSON objects, parameters Yoga refuses (unknown
  *   keys, wrong types, variables that are not JSON): Yoga writes its own 400s;
  * - documents that may stream (the word `subscription` in the text) and hash-only persisted
@@ -37,6 +38,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable } from 'graphql-yoga';
+import { isEncoded, unsupportedCharset } from '../../http/body-coding.js';
 import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
@@ -108,7 +110,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
 
   return (req, res) => {
     const mediaType = jsonMediaTypeFor(req.method, req.headers.accept);
-    if (mediaType === undefined || (req.method === 'POST' && !isJsonContentType(req.headers['content-type']))) {
+    if (mediaType === undefined || (req.method === 'POST' && !isPlainJsonBody(req))) {
       handOver(req, res, 'media type');
       return;
     }
@@ -132,11 +134,15 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
 
 /**
  * Yoga's own test for a JSON body (post-json.ts `isPOSTJsonRequest`), on the media type lower-cased
- * as ./request-mistakes.ts lower-cases it for Yoga, so both paths agree on it.
+ * as ./request-mistakes.ts lower-cases it for Yoga, so both paths agree on it; and a body to read
+ * as it is: compressed bodies and other charsets than UTF-8 go to Yoga, whose body plugin
+ * (./request-body-limit.ts) decodes or refuses them.
  */
-function isJsonContentType(header: string | undefined): boolean {
+function isPlainJsonBody(req: IncomingMessage): boolean {
+  const header = req.headers['content-type'];
   const type = header?.split(',')[0]?.toLowerCase();
-  return type === 'application/json' || type?.startsWith('application/json;') === true;
+  if (type !== 'application/json' && type?.startsWith('application/json;') !== true) return false;
+  return !isEncoded(req.headers['content-encoding']) && unsupportedCharset(header) === undefined;
 }
 
 /** The parameters of a GET, as Yoga reads them; undefined when Yoga would refuse them. */

@@ -1,10 +1,15 @@
 /**
- * An upper bound on request bodies, so no client can make the server buffer and parse megabytes.
- * Only `/graphql` POST has a body in this service. Yoga's own limit is off (../yoga.ts says why), so this Yoga
- * plugin answers 413 before Yoga reads the body: at once when `Content-Length` is too large,
- * and while reading when a chunked body (no `Content-Length`) grows past the limit.
+ * An upper bound on request bodies, so no client can make the server buffer and parse megabytes,
+ * and the body's encoding (src/http/body-coding.ts). Only `/graphql` POST has a body in this
+ * service. Yoga's own limit is off (../yoga.ts says why), so this Yoga plugin answers 413 before Yoga reads the
+ * body: at once when `Content-Length` is too large, and while reading when a chunked body (no
+ * `Content-Length`) grows past the limit. A compressed body (`Content-Encoding`) is read within
+ * the limit, decompressed within it again, and handed to Yoga decoded; other codings, and a
+ * `charset` other than UTF-8, are answered 415. The service's HTTP layer hands such bodies to
+ * Yoga (./over-http.ts), so both paths answer them alike.
  */
 import type { Plugin } from 'graphql-yoga';
+import { decodeBody, isEncoded, unsupportedCharset, unsupportedCoding } from '../../http/body-coding.js';
 import { requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { JSON_CONTENT_TYPE } from '../../http/respond.js';
 
@@ -16,35 +21,54 @@ import { JSON_CONTENT_TYPE } from '../../http/respond.js';
 export const MAX_REQUEST_BODY_BYTES = 64 * 1024;
 
 export function requestBodyLimitPlugin(limitBytes: number = MAX_REQUEST_BODY_BYTES): Plugin {
+  const tooLargeMessage = requestBodyTooLargeMessage(limitBytes);
   return {
     async onRequest({ request, setRequest, endResponse, fetchAPI }) {
       if (request.body === null) return;
-      const tooLarge = () =>
-        new fetchAPI.Response(JSON.stringify({ error: requestBodyTooLargeMessage(limitBytes) }), {
-          status: 413,
-          // The rest of the body stays unread: the connection cannot carry another request.
-          headers: { 'Content-Type': JSON_CONTENT_TYPE, Connection: 'close' },
-        });
-
-      const declared = request.headers.get('content-length');
-      if (declared !== null) {
-        // Node's HTTP parser delivers exactly Content-Length bytes, so the header can be trusted.
-        if (Number(declared) > limitBytes) endResponse(tooLarge());
+      const refuse = (status: number, message: string) =>
+        endResponse(
+          new fetchAPI.Response(JSON.stringify({ error: message }), {
+            status,
+            // The rest of the body stays unread: the connection cannot carry another request.
+            headers: { 'Content-Type': JSON_CONTENT_TYPE, Connection: 'close' },
+          }),
+        );
+      const unsupported = unsupportedCharset(request.headers.get('content-type')) ?? unsupportedCoding(coding(request));
+      if (unsupported !== undefined) {
+        refuse(unsupported.status, unsupported.message);
         return;
       }
 
-      const body = await readAtMost(request.body, limitBytes);
-      if (body === undefined) {
-        endResponse(tooLarge());
+      const declared = request.headers.get('content-length');
+      // Node's HTTP parser delivers exactly Content-Length bytes, so the header can be trusted.
+      if (declared !== null && Number(declared) > limitBytes) {
+        refuse(413, tooLargeMessage);
+        return;
+      }
+      if (declared !== null && !isEncoded(coding(request))) return;
+
+      const read = await readAtMost(request.body, limitBytes);
+      if (read === undefined) {
+        refuse(413, tooLargeMessage);
+        return;
+      }
+      const decoded = await decodeBody(Buffer.from(read), coding(request), limitBytes, tooLargeMessage);
+      if (!decoded.ok) {
+        refuse(decoded.status, decoded.message);
         return;
       }
       const headers = new fetchAPI.Headers(request.headers);
       headers.delete('transfer-encoding');
-      headers.set('content-length', String(body.byteLength));
-      setRequest(new fetchAPI.Request(request.url, { method: request.method, headers, body }));
+      headers.delete('content-encoding');
+      headers.set('content-length', String(decoded.body.byteLength));
+      setRequest(
+        new fetchAPI.Request(request.url, { method: request.method, headers, body: new Uint8Array(decoded.body) }),
+      );
     },
   };
 }
+
+const coding = (request: Request) => request.headers.get('content-encoding') ?? undefined;
 
 /** The whole stream, or undefined (and the stream cancelled) once it exceeds `limitBytes`. */
 async function readAtMost(

@@ -1,25 +1,40 @@
 /**
  * The events of one GraphQL subscription between the live-updates hub, which pushes, and the
- * transport (Yoga's SSE stream, graphql-ws), which pulls when its client can take more. The
- * queue is bounded: a push beyond MAX_QUEUED_EVENTS, or while the connection already holds more
- * than MAX_BACKLOG_BYTES unsent, is refused, and the hub drops the subscriber.
+ * transport (Yoga's SSE stream, graphql-ws), which pulls when its client can take more.
+ *
+ * The subscription's slot is taken on the transport's first pull, not when the subscription is
+ * made: Yoga makes it before it decides how to answer, and a request it then refuses (406 to an
+ * `Accept` no stream matches) or whose client is gone never pulls, so it never holds a slot.
+ *
+ * A reader that reads is never dropped, however large one import's burst: the queue holds at
+ * most one event per watched name (a newer event of a name replaces the queued one, which it
+ * supersedes: events carry the profile as it now is), so it is bounded by the 100 names of a
+ * subscription, not by the length of a burst. A client that does not read is dropped: a push is
+ * refused while its connection holds more than MAX_BACKLOG_BYTES written and unsent, or when
+ * events have waited and the transport has not pulled for MAX_UNREAD_MS (it pulls as soon as the
+ * client took the previous event, so a stalled client stops its pulls).
  */
-import type { ProfileChangeEvent } from '../../../service/live-updates.js';
+import type { LiveAdmission, LiveSubscription, ProfileChangeEvent } from '../../../service/live-updates.js';
 import type { StreamConnection } from '../context.js';
 
-const MAX_QUEUED_EVENTS = 64;
-const MAX_BACKLOG_BYTES = 1024 * 1024;
+export const MAX_BACKLOG_BYTES = 1024 * 1024;
+export const MAX_UNREAD_MS = 30_000;
 
 export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
-  readonly #events: ProfileChangeEvent[] = [];
+  /** Queued events by name, in the order their names were first queued. */
+  readonly #events = new Map<string, ProfileChangeEvent>();
   #waiting: ((result: IteratorResult<ProfileChangeEvent>) => void) | undefined;
+  #subscription: LiveSubscription | undefined;
+  #lastPull: number;
   #done = false;
 
   constructor(
+    private readonly admission: LiveAdmission,
     private readonly connection: StreamConnection | undefined,
-    /** Called once when the consumer stops (client gone, complete): releases the subscription. */
-    private readonly onStop: () => void,
-  ) {}
+    private readonly now: () => number = Date.now,
+  ) {
+    this.#lastPull = now();
+  }
 
   push(event: ProfileChangeEvent): boolean {
     if (this.#done) return true;
@@ -30,8 +45,8 @@ export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
       resolve({ value: event, done: false });
       return true;
     }
-    if (this.#events.length >= MAX_QUEUED_EVENTS) return false;
-    this.#events.push(event);
+    if (this.#events.size > 0 && this.now() - this.#lastPull > MAX_UNREAD_MS) return false;
+    this.#events.set(event.name, event);
     return true;
   }
 
@@ -42,9 +57,21 @@ export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
   }
 
   next(): Promise<IteratorResult<ProfileChangeEvent>> {
-    const event = this.#events.shift();
-    if (event !== undefined) return Promise.resolve({ value: event, done: false });
+    this.#lastPull = this.now();
     if (this.#done) return Promise.resolve({ value: undefined, done: true });
+    if (this.#subscription === undefined) {
+      try {
+        this.#subscription = this.admission.open(this.connection?.transport ?? 'sse', this);
+      } catch (error) {
+        this.#finish();
+        return Promise.reject(error);
+      }
+    }
+    const [first] = this.#events;
+    if (first !== undefined) {
+      this.#events.delete(first[0]);
+      return Promise.resolve({ value: first[1], done: false });
+    }
     return new Promise((resolve) => {
       this.#waiting = resolve;
     });
@@ -52,7 +79,6 @@ export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
 
   return(): Promise<IteratorResult<ProfileChangeEvent>> {
     this.#finish();
-    this.onStop();
     return Promise.resolve({ value: undefined, done: true });
   }
 
@@ -63,7 +89,8 @@ export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
   #finish(): void {
     if (this.#done) return;
     this.#done = true;
-    this.#events.length = 0;
+    this.#events.clear();
+    this.#subscription?.close();
     const resolve = this.#waiting;
     this.#waiting = undefined;
     resolve?.({ value: undefined, done: true });

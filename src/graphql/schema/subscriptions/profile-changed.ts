@@ -2,7 +2,7 @@
  * `subscription { profileChanged(names: [...]) { name profile { … } } }`: an event each time one
  * of the names' profiles changes, after the change is visible to lookups; `profile` is null once
  * the name has none. The hub (src/service/live-updates.ts) validates the names and draws the
- * budget like `profiles(names:)`, and refuses a subscription past the open-subscription bounds
+ * budget like `profiles(names:)` (the same errors, `invalidIndexes` included), and refuses a subscription past the open-subscription bounds
  * (RATE_LIMITED). The same field runs over SSE and over WebSocket (graphql-ws).
  */
 import type { Profile } from '../../../profiles/profile.js';
@@ -27,16 +27,16 @@ function registerProfileChange(builder: Builder, ProfileRef: ObjectOf<Profile>):
   });
 }
 
+/**
+ * Checks the subscription now (its errors are the operation's) and leaves the slot to the
+ * queue, which takes it when the transport starts pulling events (see ./event-queue.ts).
+ */
 async function subscribe(
   context: GraphQLContext,
   names: readonly string[],
 ): Promise<AsyncIterable<ProfileChangeEvent>> {
-  const transport = context.connection?.transport ?? 'sse';
-  let release = () => {};
-  const queue = new EventQueue(context.connection, () => release());
-  const subscription = await context.live.subscribe(context.serviceRequest, names, transport, queue);
-  release = subscription.close;
-  return queue;
+  const admission = await context.live.admit(context.serviceRequest, names);
+  return new EventQueue(admission, context.connection);
 }
 
 /** ProfileChange, the Subscription type and `Subscription.profileChanged(names:)`. */

@@ -6,16 +6,16 @@
  * wants such requests refused with a 4xx and the errors as JSON, which its client reports as an
  * error; REST's events stream answers 400 and 429 the same way.
  *
- * So a result without `data` (a request error: nothing executed) for a client that accepts no
- * JSON type is answered as JSON with 429 when a budget or slot was refused (and `Retry-After`),
- * else 400. Results with data and streams are left to Yoga.
+ * So a result without `data` (a request error: nothing executed) for a client whose `Accept`
+ * admits a stream and no JSON type is answered as JSON with 429 when a budget or slot was refused
+ * (and `Retry-After`), else 400. Results with data and streams are left to Yoga. (The client's
+ * header decides, not `acceptableMediaTypes`: that is the list of types Yoga's processors offer,
+ * JSON always among them for a single result.)
  */
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { ERROR_CODES } from '../../execution/error-masking.js';
-
-const admitsJson = (mediaTypes: readonly string[]) =>
-  mediaTypes.some((type) => type.includes('json') || type === '*/*' || type === 'application/*');
+import { ERROR_CODES } from '../execution/error-masking.js';
+import { acceptsJson, mayStream } from './accept.js';
 
 function statusOf(result: ExecutionResult): { status: number; retryAfter?: number } {
   const limited = result.errors?.find((error) => error.extensions?.code === ERROR_CODES.rateLimited);
@@ -26,10 +26,11 @@ function statusOf(result: ExecutionResult): { status: number; retryAfter?: numbe
 
 export function refusedStreamsPlugin(): Plugin {
   return {
-    onResultProcess({ result, acceptableMediaTypes, setResultProcessor }) {
+    onResultProcess({ request, result, setResultProcessor }) {
       if (isAsyncIterable(result) || Array.isArray(result)) return;
       if (result.data !== undefined || (result.errors?.length ?? 0) === 0) return;
-      if (!acceptableMediaTypes.includes('text/event-stream') || admitsJson(acceptableMediaTypes)) return;
+      const accept = request.headers.get('accept');
+      if (!mayStream(accept ?? undefined) || acceptsJson(accept)) return;
       const { status, retryAfter } = statusOf(result);
       setResultProcessor(
         (_result, fetchAPI) =>
