@@ -23,7 +23,9 @@
  * The profiles come from the profile cache (1,000 generated profiles, all cached after the
  * warm-up), so the database is not in the figures: they are the fixed cost of each surface.
  * `--database-url postgres://…` (a database `npm run bench` loaded) with `--no-cache` measures
- * the lookup from PostgreSQL too.
+ * the lookup from PostgreSQL too; its in-process figures are then not the HTTP figures' parts:
+ * in-process requests run one at a time, each with a statement of its own (over HTTP, requests
+ * of one turn share a statement), and the repeated `execute` reads its context's loader cache.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
