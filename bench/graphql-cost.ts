@@ -18,7 +18,7 @@
  * 3. In-process, the engine's parts: Yoga's `getResultForParams` alone, and envelop's parse,
  *    validate, context and execute called one by one, and the result's JSON text.
  * 4. `--cpu-prof`: a CPU profile of the HTTP rounds, self time grouped by package and the
- *    heaviest functions.
+ *    heaviest functions; `--heap-prof`: the functions that allocate, sampled by V8.
  *
  * The profiles come from the profile cache (1,000 generated profiles, all cached after the
  * warm-up), so the database is not in the figures: they are the fixed cost of each surface.
@@ -52,6 +52,7 @@ const { values: flags } = parseArgs({
     'database-url': { type: 'string' },
     'no-cache': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    'heap-prof': { type: 'boolean', default: false },
     only: { type: 'string' },
     json: { type: 'string' },
   },
@@ -271,6 +272,7 @@ async function main(): Promise<void> {
   try {
     for (const scenario of list) await client.send(scenario.requests, Math.max(REQUESTS, scenario.requests.length));
     const session = flags['cpu-prof'] ? await startProfile() : undefined;
+    const heapSession = flags['heap-prof'] ? await startHeapSampling() : undefined;
     const rounds = new Map<string, Cost[]>(list.map((s) => [s.key, []]));
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const scenario of list) {
@@ -279,6 +281,7 @@ async function main(): Promise<void> {
       }
     }
     const profile = session === undefined ? undefined : await stopProfile(session);
+    const allocations = heapSession === undefined ? undefined : await stopHeapSampling(heapSession);
     console.error('over HTTP: done; in-process');
     const harness = await perCall(() => exchange((_req, res) => res.end(), { method: 'GET', path: '/' }));
     const figures: Figure[] = [];
@@ -297,6 +300,10 @@ async function main(): Promise<void> {
       });
     }
     console.log(formatReport(figures, harness, profile));
+    if (allocations !== undefined) {
+      console.log('\nWhere the HTTP rounds allocated (sampled, share of bytes, %)\n');
+      for (const { name, share } of allocations) console.log(`- ${share} ${name}`);
+    }
     if (flags.json !== undefined)
       writeFileSync(flags.json, `${JSON.stringify({ figures, harness, profile }, null, 2)}\n`);
   } finally {
@@ -402,6 +409,47 @@ interface ProfileSummary {
   groups: Record<string, number>;
   /** The heaviest functions by self time, in percent. */
   functions: Array<{ name: string; share: number }>;
+}
+
+/**
+ * V8's sampling heap profiler over the HTTP rounds: which functions allocate. Objects collected
+ * before the profile is taken are counted too (`includeObjectsCollectedByMajorGC/MinorGC`).
+ */
+async function startHeapSampling(): Promise<Session> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 256,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return session;
+}
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+async function stopHeapSampling(session: Session): Promise<Array<{ name: string; share: number }>> {
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  session.disconnect();
+  const bytes = new Map<string, number>();
+  let total = 0;
+  const walk = (node: SamplingNode) => {
+    const where = node.callFrame.url.replace(/^.*node_modules\//, '').replace(/^.*\/(?:src|dist)\//, 'src/');
+    const name = `${node.callFrame.functionName || '(anonymous)'} ${where}:${node.callFrame.lineNumber + 1}`;
+    bytes.set(name, (bytes.get(name) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    for (const child of node.children) walk(child);
+  };
+  walk(profile.head as SamplingNode);
+  return [...bytes]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 30)
+    .map(([name, size]) => ({ name, share: Math.round((size / Math.max(total, 1)) * 1000) / 10 }));
 }
 
 async function startProfile(): Promise<Session> {
