@@ -12,7 +12,11 @@ import type { Duplex } from 'node:stream';
 import type { Config } from './config/config.js';
 import type { ChangeFeed, ChangeFeedHandlers } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
+import { PURGE_LEADER_KEY } from './db/leader-lock.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
+import { EdgeCaching } from './edge/edge-caching.js';
+import { sendPurge } from './edge/purge-client.js';
+import { Purger } from './edge/purger.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
@@ -24,6 +28,7 @@ import { createRateLimits } from './limits/create-rate-limits.js';
 import type { Logger } from './logging/logger.js';
 import { registerLiveUpdateMetrics } from './ops/live-update-metrics.js';
 import { createOperations, type Operations } from './ops/operations.js';
+import { registerPurgeMetrics } from './ops/purge-metrics.js';
 import { UNMATCHED_ROUTE } from './ops/request-log.js';
 import { startTracing, type Tracing } from './ops/tracing.js';
 import { answerUndecodableApiUrl } from './rest/fallbacks.js';
@@ -77,7 +82,16 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const cache = new ProfileCache(config.profileCacheSize, () => feed?.live === true);
   const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
   const limits = operations.observeRateLimits(createRateLimits(config, logger));
-  const profiles = createProfilesService({ database, limits, cache, logger });
+  const edge = new EdgeCaching(
+    {
+      purging: config.cachePurgeUrls.length > 0,
+      maxAgeSeconds: config.cacheMaxAgeSeconds,
+      sharedMaxAgeSeconds: config.cacheSharedMaxAgeSeconds,
+    },
+    () => feed?.live === true,
+  );
+  const purging = startPurging(config, database, logger, operations);
+  const profiles = createProfilesService({ database, limits, cache, logger, edge });
   const live = createLiveUpdates({
     readProfiles: (names) => profiles.currentProfiles(names),
     budget: limits.profile,
@@ -86,8 +100,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     perClient: config.liveSubscriptionsPerClient,
     total: config.liveSubscriptionsMax,
   });
-  feed = appChangeFeed(database, cache, live, logger);
-  if (config.profileCacheSize > 0) await feed.start();
+  feed = appChangeFeed(database, cache, live, logger, edgeFeedHandlers(edge, purging?.purger));
+  if (config.profileCacheSize > 0 || edge.purging) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
   const avatars = createAvatarService(profiles, links);
@@ -96,7 +110,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
 
   const router = new Router({ onBadUrl: answerUndecodableApiUrl });
   operations.registerRoutes(router);
-  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, live, config, logger });
+  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, live, config, logger, edge });
   const graphql = createGraphQLServer({
     profiles,
     avatars,
@@ -105,6 +119,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     logger,
     // Tracing's last: its span wraps the executor the plugins before it chose.
     plugins: tracing === undefined ? [operations.graphqlPlugin] : [operations.graphqlPlugin, tracing.graphqlPlugin],
+    edge,
     ...options.graphql,
   });
   router.on(
@@ -140,6 +155,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     endStreams,
     async close() {
       await endStreams().catch(() => {});
+      await purging?.close();
       await feed?.close();
       await limits.close();
       stopObservingStatements?.();
@@ -193,6 +209,7 @@ function appChangeFeed(
   cache: ProfileCache,
   live: LiveUpdates,
   logger: Logger,
+  edge: ChangeFeedHandlers,
 ): AppChangeFeed {
   let feed: ChangeFeed | undefined;
   let starting: Promise<void> | undefined;
@@ -206,14 +223,17 @@ function appChangeFeed(
         cache.evict(change.names);
         live.changed(change.names);
       }
+      edge.onChange(change);
     },
     onLive: () => {
       cache.clear();
       live.everythingMayHaveChanged();
+      edge.onLive();
       logger.info('profile cache answering: change notifications are heard');
     },
     onLost: (reason) => {
       cache.clear();
+      edge.onLost(reason);
       logger.warn({ reason }, 'profile cache bypassed until change notifications are heard again');
     },
   };
@@ -232,6 +252,60 @@ function appChangeFeed(
       closed = true;
       await starting?.catch(() => {});
       await feed?.close();
+    },
+  };
+}
+
+/**
+ * Shared caches (src/edge): every change heard makes answers computed around it unshareable, and
+ * the leader's purger purges its tags; a feed that comes back after being lost may have missed
+ * changes, so the caches are purged whole.
+ */
+function edgeFeedHandlers(edge: EdgeCaching, purger: Purger | undefined): ChangeFeedHandlers {
+  return {
+    onChange: (change) => {
+      edge.changed();
+      purger?.changed(change, change.at);
+    },
+    onLive: () => {
+      edge.changed();
+      purger?.everything();
+    },
+    onLost: () => {
+      edge.changed();
+    },
+  };
+}
+
+/** The purger and this process's part in electing its leader; undefined without CACHE_PURGE_URLS. */
+function startPurging(
+  config: Config,
+  database: DatabaseHandle,
+  logger: Logger,
+  operations: Operations,
+): { purger: Purger; close(): Promise<void> } | undefined {
+  if (config.cachePurgeUrls.length === 0) return undefined;
+  let purger: Purger | undefined;
+  const stats = () => purger?.stats() ?? { pending: {}, leading: false };
+  purger = new Purger({
+    urls: config.cachePurgeUrls,
+    send: (url, tags) => sendPurge(url, tags),
+    logger,
+    observer: registerPurgeMetrics(operations.metrics.registry, stats),
+  });
+  const elected = purger;
+  const leadership = database.leadership(PURGE_LEADER_KEY, {
+    lead: () => elected.lead(),
+    follow: (reason) => {
+      logger.warn({ reason }, 'purge leadership lost');
+      elected.follow();
+    },
+  });
+  return {
+    purger: elected,
+    async close() {
+      elected.close();
+      await leadership.close();
     },
   };
 }

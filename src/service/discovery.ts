@@ -12,6 +12,7 @@
 import type { Database, DatabaseHandle } from '../db/database.js';
 import { findNamesByPrefix, findNamesByWallet } from '../db/discovery-queries.js';
 import { findLookAlikes } from '../db/look-alike-queries.js';
+import { NAME_CHECK_TAG, searchTags, WALLETS_TAG } from '../edge/tags.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
 import { checkName, isUnicodeText, lookAlikesWarning, type NameCheckResult } from '../names/name-check.js';
 import { canonicalName, codePointLength, type NameId, parseNameId, parseNamespace } from '../names/name-id.js';
@@ -111,6 +112,8 @@ export interface DiscoveryDeps {
     names: readonly string[],
     rateLimit: RateLimitDecision | undefined,
   ): Promise<Array<Profile | null>>;
+  /** Notes, before reading, the cache tags of what the answer shows (src/edge/tags.ts). */
+  dependsOn(request: ServiceRequest, tags: Iterable<string>, shareable?: boolean): void;
 }
 
 const PREFIX_CHARACTERS = /^[\p{L}\p{Nd}][\p{L}\p{Nd}._-]*$/u;
@@ -123,13 +126,15 @@ type PageReader = (db: Database, after: string | undefined, limit: number) => Pr
 interface Listing {
   /** Identifies the query in its cursors. */
   scope: string;
+  /** The cache tags of its pages (src/edge/tags.ts). */
+  tags: readonly string[];
   /** Whether a name can be on this listing: a cursor naming anything else is not one of its cursors. */
   admits(name: string): boolean;
   read: PageReader;
 }
 
 export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
-  const { database, limits, spend, read, loadProfiles } = deps;
+  const { database, limits, spend, read, loadProfiles, dependsOn } = deps;
   const issuedPages = new WeakSet<NamePage>();
 
   /** Validates the page input and reads the page, charging one point per name (see the module comment). */
@@ -151,6 +156,8 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
     }
     // The first point is paid; a page holds no more names than the points left (plus that one).
     const size = rateLimit === undefined ? first : Math.min(first, rateLimit.remaining + 1);
+    // A page cut to this client's budget is not the page another client would get.
+    dependsOn(request, listing.tags, size === first);
     const rows = await read(request, rateLimit, () => database.read((db) => listing.read(db, after, size + 1)));
     const names = rows.slice(0, size);
     const charged = names.length > 1 ? await spend(limits.profile, request, names.length - 1) : rateLimit;
@@ -188,6 +195,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
       }
       return listPage(request, rateLimit, input, {
         scope: `search\n${prefix}\n${namespace ?? ''}`,
+        tags: searchTags(namespace),
         admits: (name) => {
           const parsed = parseNameId(name);
           return (
@@ -207,6 +215,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
       const addressKey = walletAddressKey(address);
       return listPage(request, rateLimit, input, {
         scope: `wallet\n${addressKey}`,
+        tags: [WALLETS_TAG],
         admits: (name) => parseNameId(name)?.name === name,
         read: (db, after, limit) => findNamesByWallet(db, { addressKey, after, limit }),
       });
@@ -217,6 +226,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
       const result = checkName(name);
       const parsed = result.valid ? parseNameId(name) : null;
       if (parsed === null) return { value: { ...result, exists: false, confusableWith: [] }, rateLimit };
+      dependsOn(request, [NAME_CHECK_TAG]);
       const [[profile = null], confusableWith] = await Promise.all([
         loadProfiles(request, [parsed.name], rateLimit),
         existingLookAlikes(request, rateLimit, parsed),

@@ -38,6 +38,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { isCompressible, sendEncoded } from '../../http/compression.js';
 import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
@@ -322,7 +323,7 @@ function resultWriter(engine: GraphQLServer['engine']) {
         `a result processor built a ${typeof response} instead of a captured answer (media type ${accepted})`,
       );
     }
-    write(serverContext.res, response);
+    write(serverContext.req, serverContext.res, response);
   };
 }
 
@@ -332,10 +333,16 @@ const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
 /** Answers at least this long (in UTF-16 units) are written as bytes; see write(). */
 const ENCODE_ONCE_FROM_LENGTH = 16_384;
 
-function write(res: ServerResponse, response: CapturedResponse): void {
+function write(req: IncomingMessage, res: ServerResponse, response: CapturedResponse): void {
   if (response.body === null) {
     res.writeHead(response.status, response.headers);
     res.end();
+    return;
+  }
+  const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  if (response.status === 200 && isCompressible(typeof contentType === 'string' ? contentType : undefined)) {
+    // The ETag of a cacheable answer is already the negotiated coding's (./http-caching.ts).
+    sendEncoded(req, res, response.body, response.headers);
     return;
   }
   // A short string goes out in one write with the headers (node:http joins them); a long one is
