@@ -17,7 +17,7 @@ import { AVAILABLE_CODINGS, type Coding, negotiateCoding } from '../src/http/com
 import { createLogger } from '../src/logging/logger.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
-import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { type FakePurgeEndpoint, startFakePurgeEndpoint } from './support/fake-purge-endpoint.js';
 
 const silent = createLogger('silent', { pretty: false });
@@ -306,7 +306,7 @@ describe('the purger', () => {
   });
 });
 
-describe('an App with CACHE_PURGE_URLS (PGlite)', () => {
+describe.each(databaseKinds())('an App with CACHE_PURGE_URLS on %s', (kind) => {
   let testDb: TestDatabase;
   let handle: DatabaseHandle;
   let server: TestServer;
@@ -315,7 +315,7 @@ describe('an App with CACHE_PURGE_URLS (PGlite)', () => {
 
   beforeAll(async () => {
     endpoint = await startFakePurgeEndpoint();
-    testDb = await createTestDatabase('pglite');
+    testDb = await createTestDatabase(kind);
     handle = await testDb.open();
     await seedDemoData(handle.db);
     await importLines(
@@ -333,6 +333,12 @@ describe('an App with CACHE_PURGE_URLS (PGlite)', () => {
     );
     server = await startTestServer(handle, { CACHE_PURGE_URLS: endpoint.url, CACHE_MAX_AGE: '60' });
     await endpoint.waitFor((request) => request.xkey === ALL_TAG);
+    // Answers are shareable once the change feed vouches for every change (PostgreSQL: its first heartbeat).
+    const started = Date.now();
+    while (!(await fetch(`${server.url}/api/demo@me`)).headers.get('cache-control')?.includes('s-maxage')) {
+      if (Date.now() - started > 15_000) throw new Error('the change feed did not become live within 15 s');
+      await sleep(50);
+    }
   });
   afterAll(async () => {
     await server?.close();
