@@ -38,7 +38,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { isCompressible, sendEncoded } from '../../http/compression.js';
+import { codingOf, isCompressible, MIN_COMPRESSED_BYTES, sendEncoded } from '../../http/compression.js';
 import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
@@ -340,8 +340,14 @@ function write(req: IncomingMessage, res: ServerResponse, response: CapturedResp
     return;
   }
   const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
-  if (response.status === 200 && isCompressible(typeof contentType === 'string' ? contentType : undefined)) {
-    // The ETag of a cacheable answer is already the negotiated coding's (./http-caching.ts).
+  // Only answers that are compressed say `Vary: Accept-Encoding` here, as Yoga's own handler
+  // answers the others (a cacheable answer's Vary and ETag name the coding already, ./http-caching.ts).
+  if (
+    response.status === 200 &&
+    isCompressible(typeof contentType === 'string' ? contentType : undefined) &&
+    codingOf(req) !== undefined &&
+    Buffer.byteLength(response.body) >= MIN_COMPRESSED_BYTES
+  ) {
     sendEncoded(req, res, response.body, response.headers);
     return;
   }
