@@ -45,6 +45,8 @@ export interface Varnish {
   url: string;
   port: number;
   pid: number;
+  /** Its `-n` folder, for varnishstat. */
+  workDir: string;
   stop(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startVarnish(backendPort: number, port?: number): Promise<
   const listenPort = port ?? (await freePort());
   const folder = mkdtempSync(path.join(os.tmpdir(), 'nps-varnish-'));
   const vclFile = path.join(folder, 'default.vcl');
+  const workDir = path.join(folder, 'work');
   writeFileSync(vclFile, vclFor(backendPort));
   const child: ChildProcess = spawn(
     binary,
@@ -70,7 +73,7 @@ export async function startVarnish(backendPort: number, port?: number): Promise<
       '-j',
       'none',
       '-n',
-      path.join(folder, 'work'),
+      workDir,
       '-a',
       `127.0.0.1:${listenPort}`,
       '-f',
@@ -111,6 +114,7 @@ export async function startVarnish(backendPort: number, port?: number): Promise<
     url,
     port: listenPort,
     pid,
+    workDir,
     async stop() {
       if (child.exitCode === null) {
         process.kill(pid, 'SIGTERM');
