@@ -12,6 +12,7 @@ import {
   errorAnswer,
   headers as headerRefs,
   LOOKUP_ERRORS,
+  MISSING_CACHING,
   NAME_ID_PARAMETER,
   notModified,
   type Operation,
@@ -82,6 +83,7 @@ function avatarOperation(): Operation {
       description:
         '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`.',
     },
+    ...headerRefs('Vary', 'xkey', 'Surrogate-Key'),
   };
   return {
     operationId: 'avatar',
@@ -145,7 +147,7 @@ function avatarOperation(): Operation {
       '404': errorAnswer(
         '`fallback=404` and no profile (`Profile not found`) or no http(s) image (`No avatar`).',
         'No avatar',
-        RATE_LIMIT,
+        { ...RATE_LIMIT, ...MISSING_CACHING },
       ),
       ...LOOKUP_ERRORS,
     },
