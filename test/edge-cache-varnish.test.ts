@@ -116,6 +116,25 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
     expect(second.headers.xkey).toBeUndefined();
   });
 
+  it('refuses purges from outside its ACL and purges without tags', async () => {
+    await cached('/api/lab@studio');
+    const purge = (localAddress: string, headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${varnish.url}/`, { method: 'PURGE', localAddress, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    // 127.0.0.2 is loopback too, but not in the shipped ACL (127.0.0.1 and ::1).
+    expect(await purge('127.0.0.2', { xkey: 'all' })).toBe(403);
+    expect(await purge('127.0.0.1', {})).toBe(400);
+    expect(isHit(await through('/api/lab@studio'))).toBe(true);
+    expect(await purge('127.0.0.1', { xkey: 'p:lab%40studio' })).toBe(200);
+    expect(isHit(await through('/api/lab@studio'))).toBe(false);
+  });
+
   it('never caches the owner check', async () => {
     const path = '/api/owner-check?email=x@example.com&name=demo@me';
     await through(path);

@@ -29,6 +29,8 @@ export const MAX_TAG_HEADER_BYTES = 4000;
 /** Browsers keep answers at most this long when shared caches are purged: they are never purged. */
 export const MAX_BROWSER_AGE_WITH_PURGING = 300;
 
+const NO_HEADERS: OutgoingHttpHeaders = Object.freeze({});
+
 export interface EdgeCachingSettings {
   /** Whether a purger keeps shared caches fresh (CACHE_PURGE_URLS set). */
   purging: boolean;
@@ -50,7 +52,7 @@ export class EdgeCaching {
   private epoch = 0;
   private readonly publicControl: string;
   private readonly privateControl: string;
-  private readonly plainControl: string;
+  private readonly plainHeaders: OutgoingHttpHeaders;
 
   constructor(
     private readonly settings: EdgeCachingSettings,
@@ -60,7 +62,8 @@ export class EdgeCaching {
     const browserAge = settings.purging
       ? Math.min(settings.maxAgeSeconds, MAX_BROWSER_AGE_WITH_PURGING)
       : settings.maxAgeSeconds;
-    this.plainControl = `public, max-age=${settings.maxAgeSeconds}`;
+    // Shared by every answer without purging: callers copy headers, never change them.
+    this.plainHeaders = Object.freeze({ 'Cache-Control': `public, max-age=${settings.maxAgeSeconds}` });
     this.publicControl = `public, max-age=${browserAge}, s-maxage=${settings.sharedMaxAgeSeconds}`;
     this.privateControl = `private, max-age=${browserAge}`;
   }
@@ -86,7 +89,7 @@ export class EdgeCaching {
    * without purging it carries no caching headers, as before.
    */
   headers(reads: EdgeReads | undefined, found = true): OutgoingHttpHeaders {
-    if (!this.settings.purging) return found ? { 'Cache-Control': this.plainControl } : {};
+    if (!this.settings.purging) return found ? this.plainHeaders : NO_HEADERS;
     const tags = [...(reads?.tags ?? [ALL_TAG])].join(' ');
     const vouched =
       this.isLive() &&
