@@ -285,26 +285,24 @@ function startPurging(
   operations: Operations,
 ): { purger: Purger; close(): Promise<void> } | undefined {
   if (config.cachePurgeUrls.length === 0) return undefined;
-  let purger: Purger | undefined;
-  const stats = () => purger?.stats() ?? { pending: {}, leading: false };
-  purger = new Purger({
+  const purger: Purger = new Purger({
     urls: config.cachePurgeUrls,
     send: (url, tags) => sendPurge(url, tags),
     logger,
-    observer: registerPurgeMetrics(operations.metrics.registry, stats),
+    // Read when Prometheus scrapes, after the purger exists.
+    observer: registerPurgeMetrics(operations.metrics.registry, () => purger.stats()),
   });
-  const elected = purger;
   const leadership = database.leadership(PURGE_LEADER_KEY, {
-    lead: () => elected.lead(),
+    lead: () => purger.lead(),
     follow: (reason) => {
       logger.warn({ reason }, 'purge leadership lost');
-      elected.follow();
+      purger.follow();
     },
   });
   return {
-    purger: elected,
+    purger,
     async close() {
-      elected.close();
+      purger.close();
       await leadership.close();
     },
   };

@@ -13,7 +13,7 @@ import { EdgeCaching, EdgeReads } from '../src/edge/edge-caching.js';
 import { PurgeError, sendPurge, tagHeaderValues } from '../src/edge/purge-client.js';
 import { Purger } from '../src/edge/purger.js';
 import { ALL_TAG, profileTag, tagsOfChange } from '../src/edge/tags.js';
-import { AVAILABLE_CODINGS, type Coding, negotiateCoding } from '../src/http/compression.js';
+import { AVAILABLE_CODINGS, type Coding, encodeBody, negotiateCoding } from '../src/http/compression.js';
 import { createLogger } from '../src/logging/logger.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
@@ -126,6 +126,23 @@ describe('Accept-Encoding negotiation', () => {
     expect(negotiateCoding('*;q=0.1, br;q=0')).toBe(AVAILABLE_CODINGS.includes('zstd') ? 'zstd' : 'gzip');
     expect(negotiateCoding('x-gzip')).toBe('gzip');
     expect(negotiateCoding('BR')).toBe('br');
+  });
+});
+
+describe('compressed bodies', () => {
+  it('are kept for answers with an ETag, so a hot answer is compressed once', () => {
+    const body = JSON.stringify({ description: 'y'.repeat(4000) });
+    const first = encodeBody(body, 'br', 'application/json\n"hot"');
+    const again = encodeBody(body, 'br', 'application/json\n"hot"');
+    expect(first.encoding).toBe('br');
+    expect(again.body).toBe(first.body);
+    expect(encodeBody(body, 'br').body).not.toBe(first.body);
+    expect(decode(first.body as Buffer, 'br')).toBe(body);
+  });
+
+  it('are not made below 1 KiB or without a negotiated coding', () => {
+    expect(encodeBody('x'.repeat(1023), 'gzip')).toEqual({ body: 'x'.repeat(1023), encoding: undefined });
+    expect(encodeBody('x'.repeat(5000), undefined).encoding).toBeUndefined();
   });
 });
 
