@@ -42,6 +42,9 @@ export interface EdgeFigure {
   serviceCpuMicroseconds: { throughVarnish: number; alone: number };
   /** Service cores for 1,000,000 lookups a second through Varnish at the measured hit ratio. */
   serviceCoresPerMillion: number;
+  /** µs of Varnish's CPU per request, and its cores for 1,000,000 lookups a second. */
+  varnishCpuMicroseconds: number;
+  varnishCoresPerMillion: number;
   /** ms from an import's commit to the first fresh answer through Varnish. */
   commitToFresh: { samples: number; p50: number; p99: number; max: number };
 }
@@ -140,11 +143,13 @@ export async function measureEdge(options: {
     const before = varnishCounters(varnish.workDir);
     const through: Array<Awaited<ReturnType<typeof load>>> = [];
     const alone: Array<Awaited<ReturnType<typeof load>>> = [];
-    const cpu = { through: 0, throughRequests: 0, alone: 0, aloneRequests: 0 };
+    const cpu = { through: 0, throughRequests: 0, alone: 0, aloneRequests: 0, varnish: 0 };
     for (let round = 1; round <= options.rounds; round += 1) {
       let cpuBefore = treeCpuSeconds(service.process.pid);
+      const varnishBefore = treeCpuSeconds(varnish.pid);
       const viaVarnish = await load(varnish.url, nextPath, options.seconds, options.connections);
       cpu.through += treeCpuSeconds(service.process.pid) - cpuBefore;
+      cpu.varnish += treeCpuSeconds(varnish.pid) - varnishBefore;
       cpu.throughRequests += viaVarnish.requests;
       through.push(viaVarnish);
       cpuBefore = treeCpuSeconds(service.process.pid);
@@ -167,6 +172,7 @@ export async function measureEdge(options: {
     });
     const throughCpu = (cpu.through * 1e6) / Math.max(cpu.throughRequests, 1);
     const aloneCpu = (cpu.alone * 1e6) / Math.max(cpu.aloneRequests, 1);
+    const varnishCpu = (cpu.varnish * 1e6) / Math.max(cpu.throughRequests, 1);
     const commitToFresh = await measureCommitToFresh(options.url, varnish, names[0] as string);
     return {
       names: names.length,
@@ -175,7 +181,9 @@ export async function measureEdge(options: {
       serviceAlone: mean(alone),
       hitRatio: Math.round((hits / Math.max(hits + misses, 1)) * 1000) / 1000,
       serviceCpuMicroseconds: { throughVarnish: Math.round(throughCpu * 10) / 10, alone: Math.round(aloneCpu) },
-      serviceCoresPerMillion: Math.round(((1e6 * throughCpu) / 1e6 / UTILISATION) * 10) / 10,
+      serviceCoresPerMillion: Math.round((throughCpu / UTILISATION) * 10) / 10,
+      varnishCpuMicroseconds: Math.round(varnishCpu * 10) / 10,
+      varnishCoresPerMillion: Math.round((varnishCpu / UTILISATION) * 10) / 10,
       commitToFresh,
     };
   } finally {
@@ -260,6 +268,7 @@ export function edgeSection(edge: EdgeFigure | string | undefined): string[] {
     `| Varnish hit ratio | ${edge.hitRatio} |`,
     `| service CPU per lookup: through Varnish / alone | ${edge.serviceCpuMicroseconds.throughVarnish} µs / ${edge.serviceCpuMicroseconds.alone} µs |`,
     `| service cores for 1,000,000 lookups/s through Varnish (60 % busy) | ${edge.serviceCoresPerMillion} |`,
+    `| Varnish CPU per lookup, and its cores for 1,000,000 lookups/s (60 % busy) | ${edge.varnishCpuMicroseconds} µs, ${edge.varnishCoresPerMillion} |`,
     `| commit to fresh answer through Varnish (${edge.commitToFresh.samples} changes) | p50 ${edge.commitToFresh.p50} ms, p99 ${edge.commitToFresh.p99} ms, worst ${edge.commitToFresh.max} ms |`,
     '',
   ];
