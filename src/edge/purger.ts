@@ -2,7 +2,7 @@
  * The purger: keeps shared caches fresh by purging, on every configured cache, the tags of every
  * change (./tags.ts), within a second of its commit.
  *
- * - Only the deployment's leader purges (./purge-leader.ts decides; `lead()` and `follow()` tell
+ * - Only the deployment's leader purges (src/db/leader-lock.ts decides; `lead()` and `follow()` tell
  *   the purger). Every process hears every change, so without a leader each change would be
  *   purged once per process.
  * - Each cache has a queue of its own: one slow or failing cache does not hold the others back.
