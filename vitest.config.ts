@@ -24,6 +24,9 @@ const SYSTEM_SUITES = [
   'test/npm-start.test.ts',
   'test/ops-workers.test.ts',
   'test/live-updates-processes.test.ts',
+  'test/edge-purge-processes.test.ts',
+  // Varnish with the xkey vmod
+  'test/edge-cache-varnish.test.ts',
 ];
 
 /**

@@ -18,7 +18,11 @@
  * 4. Live updates (bench/subscribers.ts, key `subscribers`): 5,000 idle SSE subscribers of one
  *    name, the service's memory per subscriber, and the time from an import's commit to the
  *    subscribers' events (p50, p99, the last). `BENCH_ONLY=subscribers` runs only this part.
- * 5. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
+ * 5. Edge (bench/edge.ts, key `edge`): Varnish with the shipped VCL in front of the service,
+ *    Zipf (s = 1) lookups over every name through Varnish and to the service alone, the hit
+ *    ratio, service cores per 1,000,000 lookups a second, and the time from an import's commit
+ *    to the fresh answer through Varnish.
+ * 6. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
  */
@@ -43,6 +47,7 @@ import {
   startDatabaseServers,
   treeCpuSeconds,
 } from './database-servers.js';
+import { type EdgeFigure, edgeMissing, edgeSection, measureEdge } from './edge.js';
 import { measureSubscribers, type SubscribersFigure, subscribersSection } from './subscribers.js';
 import {
   createDatabaseIfMissing,
@@ -96,7 +101,7 @@ async function ensureDatabase(): Promise<string> {
   return url;
 }
 
-type RequestShape = { method?: 'GET' | 'POST'; path: string; body?: string };
+type RequestShape = { method?: 'GET' | 'POST'; path: string; body?: string; headers?: Record<string, string> };
 
 /** Runs autocannon against `baseUrl`, each request made by `next`. */
 async function measure(
@@ -137,6 +142,7 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths):
     JSON.stringify({ query: `{ profile(name: ${JSON.stringify(name)}) { ${GRAPHQL_SELECTION} } }` }),
   );
   const hotGraphQL = JSON.stringify({ query, variables: { n: hotName } });
+  const hotBatch = `/api/profiles?names=${names.slice(0, 20).map(encodeURIComponent).join(',')}`;
   const batches = Array.from({ length: 500 }, (_, i) =>
     JSON.stringify({
       query: `query B($names: [String!]!) { profiles(names: $names) { ${GRAPHQL_SELECTION} } }`,
@@ -172,6 +178,18 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths):
       label: 'service GET /api/{name_id}, one hot name',
       server: 'service',
       next: get([`/api/${encodeURIComponent(hotName)}`]),
+    },
+    {
+      key: 'batchHot',
+      label: 'service GET /api/profiles, one hot batch of 20 names',
+      server: 'service',
+      next: get([hotBatch]),
+    },
+    {
+      key: 'batchHotBr',
+      label: 'service GET /api/profiles, the same hot batch, Accept-Encoding: br, gzip',
+      server: 'service',
+      next: () => ({ method: 'GET', path: hotBatch, headers: { 'accept-encoding': 'br, gzip' } }),
     },
     {
       key: 'graphqlVariables',
@@ -400,12 +418,26 @@ async function main(): Promise<void> {
     );
     const servers =
       ONLY === undefined || ONLY.includes('servers') ? await measureDatabaseServers(names, serviceEnv) : undefined;
+    const edge =
+      ONLY === undefined || ONLY.includes('edge')
+        ? (edgeMissing() ??
+          (await measureEdge({
+            url,
+            dataset: DATASET,
+            serviceEnv,
+            start: (env) => startService(command, env),
+            rounds: ROUNDS,
+            seconds: ROUND_SECONDS,
+            connections: CONNECTIONS,
+          })))
+        : undefined;
     report(list, averaged, {
       statements,
       peakRssMb: peakRssMb(service.process.pid),
       idleRssMb,
       servers,
       subscribers,
+      edge,
     });
   } finally {
     await Promise.all(started.map((process) => process.stop()));
@@ -503,6 +535,8 @@ interface Extras {
   servers?: ServersFigure[] | string;
   /** The live-updates part (bench/subscribers.ts). */
   subscribers?: SubscribersFigure;
+  /** The edge part (bench/edge.ts), or why it did not run. */
+  edge?: EdgeFigure | string;
   statements: number;
   peakRssMb: number | undefined;
   /** RSS of the service on PostgreSQL once ready, before any load. */
@@ -529,6 +563,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     const value = Math.round((cpu(key) / cpu(base)) * 100) / 100;
     return [{ label, value: `${value}×`, target: `≤ ${target}×`, met: value <= target }];
   };
+  const edge = typeof extras.edge === 'object' ? extras.edge : undefined;
   const targets: Target[] = [
     ...atLeast('REST random names / bare', 'restRandom', 'bare', 1.0),
     ...atLeast('GraphQL with variables / bare', 'graphqlVariables', 'bare', 0.8),
@@ -539,6 +574,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...cpuAtMost('CPU per request: GraphQL with variables / REST random names', 'graphqlVariables', 'restRandom', 1.2),
     ...atLeast('GraphQL hot document and name / static', 'graphqlHot', 'static', 0.6),
     ...atLeast('REST hot name / static', 'restHot', 'static', 0.7),
+    ...atLeast('hot batch of 20 compressed (br) / identity', 'batchHotBr', 'batchHot', 0.9),
     ...atMost('profiles(names:) x100: SQL statements', extras.statements, 'statements', 3),
     ...atMost('profiles(names:) x100: p99', figures.profiles100?.latencyMs.p99, 'ms', 25),
     ...atMost('prefix search: p99', figures.search?.latencyMs.p99, 'ms', 20),
@@ -546,6 +582,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...atMost('service peak RSS under the benchmark', extras.peakRssMb, 'MB', 200),
     ...atMost('service idle RSS on PostgreSQL', extras.idleRssMb, 'MB', 100),
     ...tracingCost(measured, ratio),
+    ...atMost('edge: commit to fresh answer through Varnish, p99', edge?.commitToFresh.p99, 'ms', 1000),
     ...(measured('workers') && measured('restRandom')
       ? [
           {
@@ -588,6 +625,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     '',
     ...serversSection(extras.servers),
     ...subscribersSection(extras.subscribers),
+    ...edgeSection(extras.edge),
   ].join('\n');
   const json = {
     date,

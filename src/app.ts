@@ -12,6 +12,8 @@ import type { Duplex } from 'node:stream';
 import type { Config } from './config/config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
+import { EdgeCaching } from './edge/edge-caching.js';
+import { edgeFeedHandlers, startPurging } from './edge/purging.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
@@ -23,6 +25,7 @@ import { createRateLimits } from './limits/create-rate-limits.js';
 import type { Logger } from './logging/logger.js';
 import { registerLiveUpdateMetrics } from './ops/live-update-metrics.js';
 import { createOperations, type Operations } from './ops/operations.js';
+import { registerPurgeMetrics } from './ops/purge-metrics.js';
 import { UNMATCHED_ROUTE } from './ops/request-log.js';
 import { startTracing, type Tracing } from './ops/tracing.js';
 import { answerUndecodableApiUrl } from './rest/fallbacks.js';
@@ -79,7 +82,18 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const cache = new ProfileCache(config.profileCacheSize, () => feed.live);
   const operations = createOperations({ database, logger, cacheStats: () => cache.stats() });
   const limits = operations.observeRateLimits(createRateLimits(config, logger));
-  const profiles = createProfilesService({ database, limits, cache, logger });
+  const edge = new EdgeCaching(
+    {
+      purging: config.cachePurgeUrls.length > 0,
+      maxAgeSeconds: config.cacheMaxAgeSeconds,
+      sharedMaxAgeSeconds: config.cacheSharedMaxAgeSeconds,
+    },
+    () => feed.live,
+  );
+  const purging = startPurging(config.cachePurgeUrls, database, logger, (stats) =>
+    registerPurgeMetrics(operations.metrics.registry, stats),
+  );
+  const profiles = createProfilesService({ database, limits, cache, logger, edge });
   const live = createLiveUpdates({
     readProfiles: (names) => profiles.currentProfiles(names),
     budget: limits.profile,
@@ -88,8 +102,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     perClient: config.liveSubscriptionsPerClient,
     total: config.liveSubscriptionsMax,
   });
-  feed.deliverTo(cache, live);
-  if (config.profileCacheSize > 0) await feed.start();
+  feed.deliverTo(cache, live, edgeFeedHandlers(edge, purging?.purger));
+  if (config.profileCacheSize > 0 || edge.purging) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
   const avatars = createAvatarService(profiles, links);
@@ -98,7 +112,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
 
   const router = new Router({ onBadUrl: answerUndecodableApiUrl });
   operations.registerRoutes(router);
-  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, live, config, logger });
+  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, live, config, logger, edge });
   const graphql = createGraphQLServer({
     profiles,
     avatars,
@@ -107,6 +121,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     logger,
     // Tracing's last: its span wraps the executor the plugins before it chose.
     plugins: tracing === undefined ? [operations.graphqlPlugin] : [operations.graphqlPlugin, tracing.graphqlPlugin],
+    edge,
     ...options.graphql,
   });
   router.on(
@@ -143,6 +158,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     endStreams,
     async close() {
       await endStreams().catch(() => {});
+      await purging?.close();
       await feed.close();
       await limits.close();
       stopObservingStatements?.();

@@ -106,7 +106,30 @@ describe('configuration', () => {
     ['PUBLIC_URL', 'https://profiles.example.org/#top'],
     ['PUBLIC_URL', 'https://profiles.exa mple.org'],
     ['PUBLIC_URL', 'https://user:pw@profiles.example.org'],
+    ['CACHE_PURGE_URLS', 'varnish:6081'],
+    ['CACHE_PURGE_URLS', 'ftp://varnish:6081'],
+    ['CACHE_PURGE_URLS', 'http://admin:secret@varnish:6081'],
+    ['CACHE_PURGE_URLS', 'http://varnish:6081/?purge=1'],
+    ['CACHE_PURGE_URLS', 'http://a:6081,,http://b:6081'],
+    ['CACHE_SHARED_MAX_AGE', '1d'],
   ];
+
+  it('reads the shared caches to purge, and their s-maxage (a day by default)', () => {
+    expect(loadConfig({})).toMatchObject({ cachePurgeUrls: [], cacheSharedMaxAgeSeconds: 86_400 });
+    expect(
+      loadConfig({
+        CACHE_PURGE_URLS: 'http://127.0.0.1:6081/, https://edge.example.org',
+        CACHE_SHARED_MAX_AGE: '3600',
+      }),
+    ).toMatchObject({
+      cachePurgeUrls: ['http://127.0.0.1:6081', 'https://edge.example.org'],
+      cacheSharedMaxAgeSeconds: 3600,
+    });
+  });
+
+  it('never shows a purge URL password in its error', () => {
+    expect(errorOf({ CACHE_PURGE_URLS: 'http://admin:secret@varnish:6081' }).message).not.toContain('secret');
+  });
 
   it.each(badValues)('rejects %s=%j with one line naming the variable', (variable, value) => {
     const error = errorOf({ [variable]: value });

@@ -84,6 +84,13 @@ export interface Config {
   cacheMaxAgeSeconds: number;
   /** The `Cache-Control` of profile answers (from CACHE_MAX_AGE). */
   profileCacheControl: string;
+  /**
+   * Shared caches kept fresh by purging (CACHE_PURGE_URLS, docs/edge-caching.md): base URLs the
+   * purger sends `PURGE` requests to; empty: no purging, no `s-maxage`, no tags.
+   */
+  cachePurgeUrls: readonly string[];
+  /** How long shared caches may keep a public answer when purging is on (CACHE_SHARED_MAX_AGE). */
+  cacheSharedMaxAgeSeconds: number;
   /** Profiles (and unknown names) kept in memory per process; 0 switches the cache off. */
   profileCacheSize: number;
   /** How long a client may take to send its request headers (Node's headersTimeout). */
@@ -209,6 +216,28 @@ function rateLimitPrefix(env: Env): string | undefined {
   return value;
 }
 
+/** CACHE_PURGE_URLS: comma-separated http(s) base URLs without credentials, query or fragment. */
+function purgeUrls(env: Env): string[] {
+  const value = raw(env, 'CACHE_PURGE_URLS');
+  if (value === undefined) return [];
+  return value.split(',').map((entry) => {
+    const text = entry.trim();
+    const problem = 'must be comma-separated http:// or https:// URLs without credentials, query or fragment';
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new ConfigError('CACHE_PURGE_URLS', `${problem}, got "${text}"`);
+    }
+    const credentials = url.username !== '' || url.password !== '';
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || credentials || url.search || url.hash) {
+      const shown = credentials ? `${url.protocol}//…@${url.host}${url.pathname}` : text;
+      throw new ConfigError('CACHE_PURGE_URLS', `${problem}, got "${shown}"`);
+    }
+    return url.href.replace(/\/+$/, '');
+  });
+}
+
 function logLevel(env: Env): LogLevel {
   const value = raw(env, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(value)) {
@@ -306,6 +335,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateWindowSeconds: 60,
     cacheMaxAgeSeconds: cacheMaxAge,
     profileCacheControl: `public, max-age=${cacheMaxAge}`,
+    cachePurgeUrls: purgeUrls(env),
+    cacheSharedMaxAgeSeconds: integer(env, 'CACHE_SHARED_MAX_AGE', 86_400, 0, 31_536_000),
     profileCacheSize: integer(env, 'PROFILE_CACHE_SIZE', DEFAULT_PROFILE_CACHE_SIZE, 0, 10_000_000),
     headersTimeoutMs,
     requestTimeoutMs,

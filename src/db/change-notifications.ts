@@ -7,7 +7,8 @@
  * process LISTENs on the channel and evicts what it cached for those names.
  *
  * A payload names the change and what changed: `{"id": <change id>, "names": [<canonical name
- * IDs>]}` or `{"id": <change id>, "everything": true}`. PostgreSQL refuses payloads of 8000 bytes
+ * IDs>]}` or `{"id": <change id>, "everything": true}`, with `"at"`: the writer's clock (ms since
+ * the epoch) just before its commit, from which the purger measures commit-to-purge times. PostgreSQL refuses payloads of 8000 bytes
  * or more, so long lists are split over several notifications of the same id; past
  * MAX_NAMED_CHANGES names one "everything" is cheaper for the listeners than the list. Writers
  * by hand may send the older forms, a bare JSON array of names or EVERYTHING (`*`).
@@ -35,29 +36,31 @@ const MAX_PAYLOAD_BYTES = 7900;
 export const MAX_NAMED_CHANGES = 2000;
 
 /** What changed; `id` when the writer will also tell the commit's position. */
-export type ProfileChange = { kind: 'names'; names: string[]; id?: string } | { kind: 'everything'; id?: string };
+export type ProfileChange =
+  | { kind: 'names'; names: string[]; id?: string; at?: number }
+  | { kind: 'everything'; id?: string; at?: number };
 
 /** A notification: a change, or the position after the commit of change `id`. */
 export type ChangeNotification = ProfileChange | { kind: 'committed'; id: string; position: WalPosition };
 
 /** The payloads announcing that `names` changed (canonical name IDs), as change `id`. */
-function changePayloads(id: string, names: readonly string[] | typeof EVERYTHING): string[] {
-  if (names === EVERYTHING || names.length > MAX_NAMED_CHANGES) return [JSON.stringify({ id, everything: true })];
-  const frame = Buffer.byteLength(JSON.stringify({ id, names: [] }));
+function changePayloads(id: string, names: readonly string[] | typeof EVERYTHING, at: number = Date.now()): string[] {
+  if (names === EVERYTHING || names.length > MAX_NAMED_CHANGES) return [JSON.stringify({ id, at, everything: true })];
+  const frame = Buffer.byteLength(JSON.stringify({ id, at, names: [] }));
   const payloads: string[] = [];
   let chunk: string[] = [];
   let bytes = frame;
   for (const name of names) {
     const size = Buffer.byteLength(JSON.stringify(name)) + 1; // and its comma
     if (chunk.length > 0 && bytes + size > MAX_PAYLOAD_BYTES) {
-      payloads.push(JSON.stringify({ id, names: chunk }));
+      payloads.push(JSON.stringify({ id, at, names: chunk }));
       chunk = [];
       bytes = frame;
     }
     chunk.push(name);
     bytes += size;
   }
-  if (chunk.length > 0) payloads.push(JSON.stringify({ id, names: chunk }));
+  if (chunk.length > 0) payloads.push(JSON.stringify({ id, at, names: chunk }));
   return payloads;
 }
 
@@ -78,12 +81,15 @@ export function parseChangePayload(payload: string): ChangeNotification {
   }
   if (isNameList(parsed)) return { kind: 'names', names: parsed };
   if (typeof parsed !== 'object' || parsed === null) return { kind: 'everything' };
-  const { id, names, everything, committed, lsn } = parsed as Record<string, unknown>;
+  const { id, names, everything, committed, lsn, at } = parsed as Record<string, unknown>;
   if (typeof committed === 'string' && typeof lsn === 'string') {
     const position = parseWalPosition(lsn);
     if (position !== undefined) return { kind: 'committed', id: committed, position };
   }
-  const changeId = typeof id === 'string' ? { id } : {};
+  const changeId = {
+    ...(typeof id === 'string' ? { id } : {}),
+    ...(typeof at === 'number' && Number.isFinite(at) ? { at } : {}),
+  };
   if (isNameList(names) && everything === undefined) return { kind: 'names', names, ...changeId };
   return { kind: 'everything', ...changeId };
 }

@@ -10,6 +10,7 @@ import { raiseUnavailable } from './driver-errors.js';
 import { drizzlePostgres } from './drizzle.js';
 import { Freshness } from './freshness.js';
 import type { DatabaseHandle, DatabaseOptions, Read } from './handle.js';
+import { advisoryLeadership } from './leader-lock.js';
 import { migrateWithLock } from './migrations.js';
 import { OutageGate } from './outage-gate.js';
 import { APPLICATION_NAME, type ServicePool, servicePool, singleSession } from './postgres-client.js';
@@ -71,6 +72,16 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
       // Not refused by the gate (readiness must ask the server), but a success reopens it.
       await gate.observe(() => withDeadline(() => client`select 1`, deadlineMs));
     },
+    leadership: (key, handlers) =>
+      advisoryLeadership(
+        {
+          // Directly on the primary, like the LISTEN: a pooler would keep the lock after the process died.
+          connect: () =>
+            singleSession(options.listenUrl ?? url, { ...settings, poolMode: 'session' }, `${APPLICATION_NAME} leader`),
+          key,
+        },
+        handlers,
+      ),
     listenForChanges: (handlers) =>
       raiseUnavailable(() =>
         listenToPostgres(

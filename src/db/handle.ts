@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { DatabasePoolMode } from '../config/config.js';
 import type { ChangeFeed, ChangeFeedHandlers } from './change-feed.js';
 import type { Logger as DrizzleLogger } from './drizzle.js';
+import type { Leadership, LeadershipHandlers } from './leader-lock.js';
 import type { QueryFailureKind } from './outage-gate.js';
 import type { ReplicaStatus } from './replicas.js';
 import type { Database } from './schema.js';
@@ -70,6 +71,11 @@ export interface DatabaseHandle {
   ping(): Promise<void>;
   /** Each replica: in use or why not, lag, reads (undefined without replicas). */
   replicas?(): ReplicaStatus[];
+  /**
+   * Takes part in electing the one process of the deployment that does `key`'s work (see
+   * leader-lock.ts): `handlers.lead()` when this process leads, `follow()` when it no longer does.
+   */
+  leadership(key: number, handlers: LeadershipHandlers): Leadership;
   /**
    * Starts hearing which profiles change (see change-feed.ts); a database that cannot answer
    * fails it with an UnavailableError, as it fails the reads.

@@ -11,6 +11,7 @@ import { listenToPglite } from './change-feed.js';
 import { raiseUnavailable } from './driver-errors.js';
 import { type FolderLock, lockFolder } from './folder-lock.js';
 import type { DatabaseHandle, DatabaseOptions } from './handle.js';
+import { soleLeadership } from './leader-lock.js';
 import * as schema from './schema.js';
 import { backfillSkeletons } from './skeleton-backfill.js';
 import { observePgliteStatements } from './statement-observer.js';
@@ -47,6 +48,7 @@ export async function openPglite(options: DatabaseOptions, migrationsFolder: str
     async ping() {
       await client.query('select 1');
     },
+    leadership: (_key, handlers) => soleLeadership(handlers),
     listenForChanges: (handlers) => raiseUnavailable(() => listenToPglite(client, handlers)),
     observeStatements: (observer) => observePgliteStatements(client, observer),
     async close() {

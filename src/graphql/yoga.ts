@@ -10,6 +10,7 @@ import { type DocumentNode, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config/config.js';
+import { EdgeCaching } from '../edge/edge-caching.js';
 import { serviceRequestFor } from '../http/service-request.js';
 import type { Logger } from '../logging/logger.js';
 import type { AvatarService } from '../service/avatars.js';
@@ -71,6 +72,8 @@ export interface GraphQLServerDeps {
   documents?: DocumentCaches<ShapePlan>;
   /** Compiled execution (graphql-jit), on unless false: tests compare answers without it. */
   compiledExecution?: boolean;
+  /** Caching headers and tags of cacheable GET answers; without it, the profile Cache-Control without purging. */
+  edge?: EdgeCaching;
 }
 
 /**
@@ -153,6 +156,10 @@ export function createGraphQLServer({
   plugins = [],
   documents = createDocumentCaches<ShapePlan>(),
   compiledExecution: compiled = true,
+  edge = new EdgeCaching(
+    { purging: false, maxAgeSeconds: config.cacheMaxAgeSeconds, sharedMaxAgeSeconds: config.cacheMaxAgeSeconds },
+    () => false,
+  ),
 }: GraphQLServerDeps): GraphQLServer {
   const byShape = compiledExecutionByShape(schema, documents);
   const resultProcess = resultProcessHooks();
@@ -183,7 +190,7 @@ export function createGraphQLServer({
       persistedQueries(),
       streamingHeadersPlugin(),
       refusedStreamsPlugin(),
-      httpCachingPlugin(config.profileCacheControl),
+      httpCachingPlugin(edge),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,

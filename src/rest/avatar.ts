@@ -12,6 +12,7 @@ import {
   errorAnswer,
   headers as headerRefs,
   LOOKUP_ERRORS,
+  MISSING_CACHING,
   NAME_ID_PARAMETER,
   notModified,
   type Operation,
@@ -43,7 +44,7 @@ export const avatarRoute: RestRoute = {
         fallback: query.getAll('fallback'),
         version: query.getAll('v'),
       });
-      send(req, res, value, { ...rateLimitHeaders(rateLimit) }, deps.config.profileCacheControl);
+      send(req, res, value, { ...rateLimitHeaders(rateLimit) }, (found) => deps.edge.headers(request.edge, found));
     }),
   openApi: { pathParameters: { name: NAME_ID_PARAMETER }, get: avatarOperation() },
 };
@@ -53,13 +54,16 @@ function send(
   res: ServerResponse,
   answer: AvatarAnswer,
   headers: OutgoingHttpHeaders,
-  profileCacheControl: string,
+  cacheHeaders: (found: boolean) => OutgoingHttpHeaders,
 ): void {
   if (answer.kind === 'missing') {
-    sendError(req, res, 404, answer.message, headers);
+    sendError(req, res, 404, answer.message, { ...headers, ...cacheHeaders(false) });
     return;
   }
-  const caching = { 'Cache-Control': answer.currentVersion ? IMMUTABLE_CACHE_CONTROL : profileCacheControl };
+  // A versioned URL names one version for good: no purge is needed, its tags go with it all the same.
+  const caching = answer.currentVersion
+    ? { ...cacheHeaders(true), 'Cache-Control': IMMUTABLE_CACHE_CONTROL }
+    : cacheHeaders(true);
   if (answer.kind === 'redirect') {
     sendBody(req, res, 302, '', { ...headers, ...caching, Location: answer.location });
     return;
@@ -79,6 +83,7 @@ function avatarOperation(): Operation {
       description:
         '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`.',
     },
+    ...headerRefs('Vary', 'xkey', 'Surrogate-Key'),
   };
   return {
     operationId: 'avatar',
@@ -142,7 +147,7 @@ function avatarOperation(): Operation {
       '404': errorAnswer(
         '`fallback=404` and no profile (`Profile not found`) or no http(s) image (`No avatar`).',
         'No avatar',
-        RATE_LIMIT,
+        { ...RATE_LIMIT, ...MISSING_CACHING },
       ),
       ...LOOKUP_ERRORS,
     },

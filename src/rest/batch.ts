@@ -10,9 +10,9 @@
  */
 import { createHash } from 'node:crypto';
 import { decodeBody, unsupportedCharset, unsupportedCoding } from '../http/body-coding.js';
-import { matchesIfNoneMatch } from '../http/conditional.js';
+import { sendEncoded } from '../http/compression.js';
 import { declaredTooLarge, mediaTypeOf, readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
-import { JSON_CONTENT_TYPE, sendBody, sendError, sendNotModified } from '../http/respond.js';
+import { JSON_CONTENT_TYPE, sendError } from '../http/respond.js';
 import { canonicalName, INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
 import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
@@ -38,6 +38,7 @@ import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import type { RestRoute } from './route.js';
 import { type ServiceCall, serviceHandler } from './service-handler.js';
+import { sendValidated } from './validated-answer.js';
 
 export const NAMES_REQUIRED_MESSAGE = 'The names parameter is required';
 export const INVALID_JSON_BODY_MESSAGE = 'Invalid JSON body';
@@ -140,17 +141,15 @@ async function answerBatch(
   const body = batchDocument(answers);
   const headers = { ...rateLimitHeaders(rateLimit), 'Content-Type': JSON_CONTENT_TYPE };
   if (method === 'POST') {
-    sendBody(req, res, 200, body, { ...headers, ...NO_STORE });
+    sendEncoded(req, res, body, { ...headers, ...NO_STORE });
     return;
   }
-  const etag = batchEtag(answers);
-  const cacheHeaders = {
-    ...rateLimitHeaders(rateLimit),
-    ETag: etag,
-    'Cache-Control': deps.config.profileCacheControl,
-  };
-  if (matchesIfNoneMatch(req, etag)) sendNotModified(res, cacheHeaders);
-  else sendBody(req, res, 200, body, { ...headers, ...cacheHeaders });
+  sendValidated(req, res, {
+    etag: batchEtag(answers),
+    validators: { ...rateLimitHeaders(rateLimit), ...deps.edge.headers(request.edge) },
+    body,
+    contentHeaders: { 'Content-Type': JSON_CONTENT_TYPE },
+  });
 }
 
 function batchDocument(answers: ReadonlyMap<string, Profile | null>): Buffer {

@@ -4,6 +4,7 @@
  * back from the route list.
  */
 import type { Config } from '../config/config.js';
+import type { EdgeCaching } from '../edge/edge-caching.js';
 import type { Logger } from '../logging/logger.js';
 import type { AvatarService } from '../service/avatars.js';
 import type { LiveUpdates } from '../service/live-updates.js';
@@ -18,5 +19,7 @@ export interface RestDependencies {
   webfinger: WebFingerService;
   live: LiveUpdates;
   config: Config;
+  /** The caching headers and tags of public answers (src/edge/edge-caching.ts). */
+  edge: EdgeCaching;
   logger: Logger;
 }

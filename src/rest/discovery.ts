@@ -9,6 +9,7 @@
  * twice is invalid, as for the owner check.
  */
 import { createHash } from 'node:crypto';
+import type { EdgeCaching } from '../edge/edge-caching.js';
 import { JSON_CONTENT_TYPE } from '../http/respond.js';
 import {
   DEFAULT_PAGE_SIZE,
@@ -83,7 +84,7 @@ export const searchRoute: RestRoute = {
   handler: (deps) =>
     serviceHandler(deps, (call) => {
       const query = queryOf(call.req);
-      return answerPage(call, deps.config.profileCacheControl, async () => {
+      return answerPage(call, deps.edge, async () => {
         const outcome = await deps.profiles.searchProfiles(call.request, {
           prefix: parameter(query, 'prefix') ?? null,
           namespace: parameter(query, 'namespace'),
@@ -133,7 +134,7 @@ export const walletRoute: RestRoute = {
     serviceHandler(deps, (call) => {
       const query = queryOf(call.req);
       const address = call.params.address ?? '';
-      return answerPage(call, deps.config.profileCacheControl, async () => {
+      return answerPage(call, deps.edge, async () => {
         const outcome = await deps.profiles.profilesByWallet(call.request, {
           address,
           first: pageSize(parameter(query, 'limit')),
@@ -171,14 +172,14 @@ export const walletRoute: RestRoute = {
 type PageBody = Pick<NamePage, 'names' | 'nextCursor'> & { address?: string };
 
 async function answerPage(
-  { req, res }: ServiceCall,
-  profileCacheControl: string,
+  { req, res, request }: ServiceCall,
+  edge: EdgeCaching,
   list: () => Promise<Outcome<PageBody>>,
 ): Promise<void> {
   const { value, rateLimit } = await list();
   const body = JSON.stringify(value);
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  const headers = { ...rateLimitHeaders(rateLimit), ETag: etag, 'Cache-Control': profileCacheControl };
+  const headers = { ...rateLimitHeaders(rateLimit), ...edge.headers(request.edge) };
   sendValidated(req, res, { etag, validators: headers, body, contentHeaders: { 'Content-Type': JSON_CONTENT_TYPE } });
 }
 

@@ -73,7 +73,14 @@ export const headers = (...names: string[]): Headers => Object.fromEntries(names
 export const EVERY = headers('X-Request-Id', 'Access-Control-Allow-Origin', 'X-Content-Type-Options');
 export const RATE_LIMIT = headers('RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset');
 const RETRY_AFTER = headers('Retry-After');
-export const CACHING = headers('Cache-Control');
+/** Shared caches: the coding variants, and the cache tags sent while CACHE_PURGE_URLS is set. */
+const EDGE = headers('Vary', 'xkey', 'Surrogate-Key');
+export const CACHING = { ...headers('Cache-Control'), ...EDGE };
+/** A 404 of a name: shared caches may keep it while they are purged (CACHE_PURGE_URLS). */
+export const MISSING_CACHING: Headers = {
+  'Cache-Control': { $ref: '#/components/headers/Cache-Control-Missing' },
+  ...headers('xkey', 'Surrogate-Key'),
+};
 export const VALIDATOR = headers('ETag');
 
 export const schemaRef = (name: string): Reference => ({ $ref: `#/components/schemas/${name}` });
@@ -125,7 +132,10 @@ export const LOOKUP_ERRORS: Responses = {
 };
 
 export const INVALID_NAME_ID = errorAnswer('An invalid name ID.', INVALID_NAME_MESSAGE, RATE_LIMIT);
-export const PROFILE_NOT_FOUND = errorAnswer('A valid name ID without a profile.', 'Profile not found', RATE_LIMIT);
+export const PROFILE_NOT_FOUND = errorAnswer('A valid name ID without a profile.', 'Profile not found', {
+  ...RATE_LIMIT,
+  ...MISSING_CACHING,
+});
 
 /** The headers of a 200 that may be cached and revalidated. */
 export const CACHEABLE = { ...EVERY, ...VALIDATOR, ...CACHING, ...RATE_LIMIT };
@@ -298,7 +308,22 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   'RateLimit-Reset': integerHeader('Seconds until the window resets (sent while the budget is on).'),
   'Retry-After': { ...integerHeader('Seconds to wait before retrying.'), required: true },
   ETag: stringHeader('Strong validator of the answer.'),
-  'Cache-Control': stringHeader('How long the answer may be cached, e.g. `public, max-age=60` or `no-store`.'),
+  'Cache-Control': stringHeader(
+    'How long the answer may be cached, e.g. `public, max-age=60` or `no-store`; with CACHE_PURGE_URLS set `public, max-age=60, s-maxage=86400` for shared caches, or `private, max-age=60` for an answer computed around a change.',
+  ),
+  'Cache-Control-Missing': stringHeader(
+    'Sent only while CACHE_PURGE_URLS is set: `public, max-age=60, s-maxage=86400` (shared caches keep the 404 until the name is created), or `private, max-age=60`.',
+    false,
+  ),
+  Vary: stringHeader(
+    '`Accept-Encoding` (and `Accept` on GraphQL): the answer comes in the negotiated content coding.',
+    false,
+  ),
+  xkey: stringHeader(
+    'Cache tags of what the answer shows, space-separated (`all p:<name> ns:<namespace> search wallets name-check`), for Varnish; sent while CACHE_PURGE_URLS is set.',
+    false,
+  ),
+  'Surrogate-Key': stringHeader('The same tags as `xkey`, for Fastly-style caches.', false),
   Allow: stringHeader('The methods this path serves.'),
   Location: stringHeader('Where the avatar is.'),
   'Content-Disposition': stringHeader(

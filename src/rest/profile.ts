@@ -16,7 +16,10 @@ export const profileRoute: RestRoute = {
         body: found.document,
         contentHeaders: { 'Content-Type': JSON_CONTENT_TYPE },
       };
-      sendFoundDocument(req, res, document, { rateLimit, cacheControl: deps.config.profileCacheControl });
+      sendFoundDocument(req, res, document, {
+        rateLimit,
+        cacheHeaders: (found) => deps.edge.headers(request.edge, found),
+      });
     }),
   openApi: {
     pathParameters: { name: NAME_ID_PARAMETER },

@@ -17,7 +17,10 @@ export const vcardRoute: RestRoute = {
         body: card.text,
         contentHeaders: { 'Content-Type': VCARD_CONTENT_TYPE, 'Content-Disposition': attachment(card.filename) },
       };
-      sendFoundDocument(req, res, document, { rateLimit, cacheControl: deps.config.profileCacheControl });
+      sendFoundDocument(req, res, document, {
+        rateLimit,
+        cacheHeaders: (found) => deps.edge.headers(request.edge, found),
+      });
     }),
   openApi: {
     pathParameters: { name: NAME_ID_PARAMETER },

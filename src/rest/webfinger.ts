@@ -2,7 +2,8 @@
  * `GET /.well-known/webfinger?resource=acct:<name_id>&rel=…` (RFC 7033): the WebFinger service's
  * JRD, open to any origin (RFC 7033 §5 asks for `Access-Control-Allow-Origin: *`).
  */
-import { sendBody, sendError } from '../http/respond.js';
+import { sendEncoded } from '../http/compression.js';
+import { sendError } from '../http/respond.js';
 import { RESOURCE_REQUIRED_MESSAGE } from '../service/webfinger.js';
 import {
   CACHING,
@@ -32,12 +33,12 @@ export const webfingerRoute: RestRoute = {
       });
       const headers = rateLimitHeaders(rateLimit);
       if (jrd === null) {
-        sendError(req, res, 404, 'Profile not found', headers);
+        sendError(req, res, 404, 'Profile not found', { ...headers, ...deps.edge.headers(request.edge, false) });
         return;
       }
-      sendBody(req, res, 200, JSON.stringify(jrd), {
+      sendEncoded(req, res, JSON.stringify(jrd), {
         ...headers,
-        'Cache-Control': deps.config.profileCacheControl,
+        ...deps.edge.headers(request.edge),
         'Content-Type': JRD_CONTENT_TYPE,
       });
     }),

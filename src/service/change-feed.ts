@@ -34,6 +34,7 @@ export class ServiceChangeFeed {
   readonly #logger: Logger;
   #cache: ProfileCache | undefined;
   #listener: ChangeListener | undefined;
+  #others: readonly ChangeFeedHandlers[] = [];
   #feed: OpenFeed | undefined;
   #starting: Promise<void> | undefined;
   #closed = false;
@@ -49,12 +50,14 @@ export class ServiceChangeFeed {
   }
 
   /**
-   * Whom the feed tells: the cache and the live-updates hub. Both depend on the feed (whether it
-   * is live, its start), so they are built after it and named here before it starts.
+   * Whom the feed tells: the cache and the live-updates hub, then `others` (shared caches'
+   * purging). They depend on the feed (whether it is live, its start), so they are built after it
+   * and named here before it starts.
    */
-  deliverTo(cache: ProfileCache, listener: ChangeListener): void {
+  deliverTo(cache: ProfileCache, listener: ChangeListener, ...others: ChangeFeedHandlers[]): void {
     this.#cache = cache;
     this.#listener = listener;
+    this.#others = others;
   }
 
   /** Resolves once changes are heard; a failed start is tried again by the next call. */
@@ -89,14 +92,17 @@ export class ServiceChangeFeed {
           this.#cache?.evict(change.names);
           this.#listener?.changed(change.names);
         }
+        for (const other of this.#others) other.onChange(change);
       },
       onLive: () => {
         this.#cache?.clear();
         this.#listener?.everythingMayHaveChanged();
+        for (const other of this.#others) other.onLive();
         this.#logger.info('profile cache answering: change notifications are heard');
       },
       onLost: (reason) => {
         this.#cache?.clear();
+        for (const other of this.#others) other.onLost(reason);
         this.#logger.warn({ reason }, 'profile cache bypassed until change notifications are heard again');
       },
     };

@@ -9,6 +9,7 @@
  * are left, and the rest is drawn once the page is known. The name check costs one point, and
  * reads the existing look-alikes of a name from their index (src/loaders/listings.ts).
  */
+import { NAME_CHECK_TAG, searchTags, WALLETS_TAG } from '../edge/tags.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
 import { readLookAlikes, readNamesByPrefix, readNamesByWallet } from '../loaders/listings.js';
 import type { ServiceDatabase } from '../loaders/loaders.js';
@@ -110,6 +111,8 @@ export interface DiscoveryDeps {
     names: readonly string[],
     rateLimit: RateLimitDecision | undefined,
   ): Promise<Array<Profile | null>>;
+  /** Notes, before reading, the cache tags of what the answer shows (src/edge/tags.ts). */
+  dependsOn(request: ServiceRequest, tags: Iterable<string>, shareable?: boolean): void;
 }
 
 const PREFIX_CHARACTERS = /^[\p{L}\p{Nd}][\p{L}\p{Nd}._-]*$/u;
@@ -121,13 +124,15 @@ type PageReader = (after: string | undefined, limit: number) => Promise<string[]
 interface Listing {
   /** Identifies the query in its cursors. */
   scope: string;
+  /** The cache tags of its pages (src/edge/tags.ts). */
+  tags: readonly string[];
   /** Whether a name can be on this listing: a cursor naming anything else is not one of its cursors. */
   admits(name: string): boolean;
   read: PageReader;
 }
 
 export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
-  const { database, limits, spend, read, loadProfiles } = deps;
+  const { database, limits, spend, read, loadProfiles, dependsOn } = deps;
   const issuedPages = new WeakSet<NamePage>();
 
   /** Validates the page input and reads the page, charging one point per name (see the module comment). */
@@ -149,6 +154,8 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
     }
     // The first point is paid; a page holds no more names than the points left (plus that one).
     const size = rateLimit === undefined ? first : Math.min(first, rateLimit.remaining + 1);
+    // A page cut to this client's budget is not the page another client would get.
+    dependsOn(request, listing.tags, size === first);
     const rows = await read(request, rateLimit, () => listing.read(after, size + 1));
     const names = rows.slice(0, size);
     const charged = names.length > 1 ? await spend(limits.profile, request, names.length - 1) : rateLimit;
@@ -184,6 +191,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
       }
       return listPage(request, rateLimit, input, {
         scope: `search\n${prefix}\n${namespace ?? ''}`,
+        tags: searchTags(namespace),
         admits: (name) => {
           const parsed = parseNameId(name);
           return (
@@ -203,6 +211,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
       const addressKey = walletAddressKey(address);
       return listPage(request, rateLimit, input, {
         scope: `wallet\n${addressKey}`,
+        tags: [WALLETS_TAG],
         admits: (name) => parseNameId(name)?.name === name,
         read: (after, limit) => readNamesByWallet(database, { addressKey, after, limit }),
       });
@@ -213,6 +222,7 @@ export function createDiscovery(deps: DiscoveryDeps): DiscoveryService {
       const result = checkName(name);
       const parsed = result.valid ? parseNameId(name) : null;
       if (parsed === null) return { value: { ...result, exists: false, confusableWith: [] }, rateLimit };
+      dependsOn(request, [NAME_CHECK_TAG]);
       const [[profile = null], confusableWith] = await Promise.all([
         loadProfiles(request, [parsed.name], rateLimit),
         existingLookAlikes(request, rateLimit, parsed),

@@ -9,6 +9,8 @@
  * the budget decision, which REST turns into RateLimit-* headers.
  */
 import { randomUUID } from 'node:crypto';
+import type { EdgeCaching } from '../edge/edge-caching.js';
+import { profileTag } from '../edge/tags.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
 import { createLoaders, createSharedProfileLookups, type Loaders, type ServiceDatabase } from '../loaders/loaders.js';
 import type { Logger } from '../logging/logger.js';
@@ -72,9 +74,11 @@ export interface ProfilesServiceDeps {
   limits: RateLimits;
   cache: ProfileCache;
   logger: Logger;
+  /** Records what each answer read, for shared caches; absent: nothing is recorded. */
+  edge?: EdgeCaching;
 }
 
-export function createProfilesService({ database, limits, cache, logger }: ProfilesServiceDeps): ProfilesService {
+export function createProfilesService({ database, limits, cache, logger, edge }: ProfilesServiceDeps): ProfilesService {
   const sharedLookups = createSharedProfileLookups(database);
   const loadersOf = (request: ServiceRequest): Loaders => {
     request.loaders ??= createLoaders(database, sharedLookups);
@@ -98,11 +102,21 @@ export function createProfilesService({ database, limits, cache, logger }: Profi
     }
   };
 
+  /** Notes, before reading, what the answer will show (src/edge/edge-caching.ts). */
+  const dependsOn = (request: ServiceRequest, tags: Iterable<string>, shareable = true): void => {
+    const reads = edge?.begin(request.edge);
+    if (reads === undefined) return;
+    request.edge = reads;
+    for (const tag of tags) reads.tags.add(tag);
+    if (!shareable) reads.shareable = false;
+  };
+
   const loadProfiles = async (
     request: ServiceRequest,
     names: readonly string[],
     rateLimit: RateLimitDecision | undefined,
   ): Promise<Array<Profile | null>> => {
+    if (edge?.purging === true) dependsOn(request, names.map(profileTag));
     const answers = names.map((name) => cache.get(name));
     const missing = names.filter((_, index) => answers[index] === undefined);
     if (missing.length === 0) return answers as Array<Profile | null>;
@@ -119,7 +133,7 @@ export function createProfilesService({ database, limits, cache, logger }: Profi
   };
 
   return {
-    ...createDiscovery({ database, limits, spend, read, loadProfiles }),
+    ...createDiscovery({ database, limits, spend, read, loadProfiles, dependsOn }),
 
     async lookupProfile(request, rawName, checkInput) {
       const rateLimit = await spend(limits.profile, request, 1);

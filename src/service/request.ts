@@ -3,6 +3,7 @@
  * id its log lines carry. The HTTP adapters build it; the service keeps the request's loaders
  * on it, created on first use, so a request answered from the cache creates none.
  */
+import type { EdgeReads } from '../edge/edge-caching.js';
 import type { RateLimitDecision } from '../limits/rate-limit.js';
 import type { Loaders } from '../loaders/loaders.js';
 
@@ -17,6 +18,8 @@ export class ServiceRequest {
   loaders: Loaders | undefined;
   /** The database's unavailability is logged once per request, however many reads fail. */
   unavailableLogged = false;
+  /** What the answer read, for shared caches' tags (set by the service when purging is on). */
+  edge: EdgeReads | undefined;
 
   constructor(
     /** The rate-limit key of the client (its IP address, or IPv6 /64 network). */

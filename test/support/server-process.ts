@@ -42,6 +42,8 @@ const SERVICE_VARIABLES = [
   'DATABASE_LISTEN_URL',
   'DATABASE_POOL_MODE',
   'REPLICA_MAX_LAG_MS',
+  'CACHE_PURGE_URLS',
+  'CACHE_SHARED_MAX_AGE',
 ];
 
 /** The V8 flags `npm start` passes to the service: package.json's `config.nodeFlags`. */

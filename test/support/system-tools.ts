@@ -8,7 +8,7 @@ import { createConnection } from 'node:net';
 import { chromiumPath } from './browser.js';
 import { clusterToolsMissing } from './postgres-cluster.js';
 
-export interface SystemTool {
+interface SystemTool {
   name: string;
   /** Why it is missing, or undefined when it is there. */
   missing(): Promise<string | undefined>;

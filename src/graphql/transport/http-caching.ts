@@ -15,7 +15,10 @@
 import { createHash } from 'node:crypto';
 import { type DocumentNode, type FragmentDefinitionNode, getOperationAST, Kind, type SelectionSetNode } from 'graphql';
 import { type Plugin, processRegularResult } from 'graphql-yoga';
+import type { EdgeCaching } from '../../edge/edge-caching.js';
+import { etagFor, negotiateCoding } from '../../http/compression.js';
 import { ifNoneMatchHeaderMatches } from '../../http/conditional.js';
+import type { ServiceRequest } from '../../service/request.js';
 import { jsonMediaTypeFor } from './accept.js';
 
 /** Root fields whose answers depend on public profile data only. */
@@ -68,8 +71,9 @@ function rootFieldsAreCacheable(
   });
 }
 
-export function httpCachingPlugin(cacheControl: string): Plugin {
+export function httpCachingPlugin(edge: EdgeCaching): Plugin {
   const cacheable = new WeakMap<Request, boolean>();
+  const serviceRequests = new WeakMap<Request, ServiceRequest>();
   // Documents come from the document cache, so the same node comes back for the same text:
   // the walk is done once per document and operation name.
   const byDocument = new WeakMap<DocumentNode, Map<string, boolean>>();
@@ -89,8 +93,10 @@ export function httpCachingPlugin(cacheControl: string): Plugin {
   };
   return {
     onExecute({ args }) {
-      const { request } = args.contextValue as { request?: Request };
-      if (request?.method === 'GET') cacheable.set(request, readsOnlyProfilesOnce(args.document, args.operationName));
+      const { request, serviceRequest } = args.contextValue as { request?: Request; serviceRequest?: ServiceRequest };
+      if (request?.method !== 'GET') return;
+      cacheable.set(request, readsOnlyProfilesOnce(args.document, args.operationName));
+      if (serviceRequest !== undefined) serviceRequests.set(request, serviceRequest);
     },
     onResultProcess({ request, result, setResultProcessor, resultProcessor }) {
       if (request.method !== 'GET' || Array.isArray(result) || Symbol.asyncIterator in result) return;
@@ -103,22 +109,22 @@ export function httpCachingPlugin(cacheControl: string): Plugin {
         headers['Cache-Control'] = 'no-store';
         return;
       }
-      const etag = `"${createHash('sha256')
+      const identityEtag = `"${createHash('sha256')
         .update(mediaType)
         .update('\n')
         .update(JSON.stringify(result.data))
         .digest('base64url')
         .slice(0, 27)}"`;
-      headers.ETag = etag;
-      headers['Cache-Control'] = cacheControl;
-      headers.Vary = 'Accept';
+      // The coding the transport sends the body in (src/http/compression.ts) has its own ETag.
+      const etag = etagFor(identityEtag, negotiateCoding(request.headers.get('accept-encoding') ?? undefined));
+      const caching: Record<string, string> = { ETag: etag, Vary: 'Accept, Accept-Encoding' };
+      for (const [name, value] of Object.entries(edge.headers(serviceRequests.get(request)?.edge))) {
+        if (value !== undefined) caching[name] = String(value);
+      }
+      Object.assign(headers, caching);
       if (!ifNoneMatchHeaderMatches(request.headers.get('if-none-match'), etag)) return;
       setResultProcessor(
-        (_result, fetchAPI) =>
-          new fetchAPI.Response(null, {
-            status: 304,
-            headers: { ETag: etag, 'Cache-Control': cacheControl, Vary: 'Accept' },
-          }),
+        (_result, fetchAPI) => new fetchAPI.Response(null, { status: 304, headers: caching }),
         mediaType,
       );
     },

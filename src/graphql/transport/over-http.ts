@@ -39,6 +39,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { ExecutionResult } from 'graphql';
 import { isAsyncIterable } from 'graphql-yoga';
 import { isEncoded, unsupportedCharset } from '../../http/body-coding.js';
+import { codingOf, isCompressible, MIN_COMPRESSED_BYTES, sendEncoded } from '../../http/compression.js';
 import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
@@ -328,7 +329,7 @@ function resultWriter({ yoga, resultProcessHooks: hooks }: GraphQLServer) {
         `a result processor built a ${typeof response} instead of a captured answer (media type ${accepted})`,
       );
     }
-    write(serverContext.res, response);
+    write(serverContext.req, serverContext.res, response);
   };
 }
 
@@ -338,10 +339,22 @@ const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
 /** Answers at least this long (in UTF-16 units) are written as bytes; see write(). */
 const ENCODE_ONCE_FROM_LENGTH = 16_384;
 
-function write(res: ServerResponse, response: CapturedResponse): void {
+function write(req: IncomingMessage, res: ServerResponse, response: CapturedResponse): void {
   if (response.body === null) {
     res.writeHead(response.status, response.headers);
     res.end();
+    return;
+  }
+  const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  // Only answers that are compressed say `Vary: Accept-Encoding` here, as Yoga's own handler
+  // answers the others (a cacheable answer's Vary and ETag name the coding already, ./http-caching.ts).
+  if (
+    response.status === 200 &&
+    isCompressible(typeof contentType === 'string' ? contentType : undefined) &&
+    codingOf(req) !== undefined &&
+    Buffer.byteLength(response.body) >= MIN_COMPRESSED_BYTES
+  ) {
+    sendEncoded(req, res, response.body, response.headers);
     return;
   }
   // A short string goes out in one write with the headers (node:http joins them); a long one is

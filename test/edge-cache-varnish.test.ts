@@ -1,0 +1,271 @@
+/**
+ * System tier (needs Debian's varnish and varnish-modules): the service behind a real Varnish
+ * running the shipped VCL (deploy/varnish/default.vcl), purged by the service's purger. A second
+ * read is a hit; after an import, the next read within a second shows the change, for every kind
+ * of answer; answers are cached again afterwards; a Varnish restarted after missing an import's
+ * purge serves current data; compressed answers pass through intact; without CACHE_PURGE_URLS
+ * shared caches are not told to keep answers longer than browsers.
+ */
+import { request as httpRequest } from 'node:http';
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importLines } from '../src/data/importer.js';
+import { seedDemoData } from '../src/data/seed.js';
+import type { DatabaseHandle } from '../src/db/database.js';
+import { startTestServer, type TestServer } from './support/app-server.js';
+import { ndjson } from './support/data-files.js';
+import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { freePort, startVarnish, type Varnish, varnishd } from './support/varnish.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  text: string;
+}
+
+/** A GET as sent and received (no decoding of the body), so codings and Varnish headers show. */
+function get(url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString('utf8') });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Varnish's X-Varnish holds two ids on a hit (this request's and the cached object's), one on a miss. */
+const isHit = (answer: Answer) => String(answer.headers['x-varnish'] ?? '').split(' ').length === 2;
+
+const NAMESPACE = { kind: 'namespace', name: 'edge', ownerEmail: 'owner@edge.example' };
+const profile = (name: string, description: string) => ({
+  kind: 'profile',
+  name,
+  creatorEmail: 'maker@edge.example',
+  description,
+});
+
+describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  let server: TestServer;
+  let varnish: Varnish;
+  let varnishPort: number;
+  let backendPort: number;
+
+  beforeAll(async () => {
+    varnishd(); // fails here, naming the packages, when Varnish or the xkey vmod is missing
+    varnishPort = await freePort();
+    testDb = await createTestDatabase('pglite');
+    handle = await testDb.open();
+    await seedDemoData(handle.db);
+    await importLines(
+      handle.db,
+      ndjson(
+        NAMESPACE,
+        profile('changed@edge', 'Before'),
+        profile('gone@edge', 'Soon removed'),
+        profile('long@edge', 'x'.repeat(3000)),
+      ),
+    );
+    server = await startTestServer(handle, {
+      CACHE_PURGE_URLS: `http://127.0.0.1:${varnishPort}`,
+      CACHE_MAX_AGE: '60',
+    });
+    backendPort = Number(new URL(server.url).port);
+    varnish = await startVarnish(backendPort, varnishPort);
+  }, 60_000);
+  afterAll(async () => {
+    await varnish?.stop();
+    await server?.close();
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  const through = (path: string, headers: Record<string, string> = {}) => get(`${varnish.url}${path}`, headers);
+
+  /** Reads `path` through Varnish until it is a hit (it was cached), at most a few times. */
+  async function cached(path: string, headers: Record<string, string> = {}): Promise<Answer> {
+    let answer = await through(path, headers);
+    for (let attempt = 0; attempt < 5 && !isHit(answer); attempt += 1) {
+      await sleep(20);
+      answer = await through(path, headers);
+    }
+    expect(isHit(answer), `${path} is cached`).toBe(true);
+    return answer;
+  }
+
+  it('keeps X-Varnish and Age, and answers the second read from its cache', async () => {
+    const first = await through('/api/demo@me');
+    expect(first.status).toBe(200);
+    expect(first.headers['cache-control']).toBe('public, max-age=60, s-maxage=86400');
+    const second = await through('/api/demo@me');
+    expect(isHit(second)).toBe(true);
+    expect(second.headers.age).toBeDefined();
+    expect(second.text).toBe(first.text);
+    // Another client's budget is not shown on a cached answer, and the tags stay inside.
+    expect(second.headers['ratelimit-remaining']).toBeUndefined();
+    expect(second.headers.xkey).toBeUndefined();
+  });
+
+  it('refuses purges from outside its ACL and purges without tags', async () => {
+    await cached('/api/lab@studio');
+    const purge = (localAddress: string, headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${varnish.url}/`, { method: 'PURGE', localAddress, headers }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    // 127.0.0.2 is loopback too, but not in the shipped ACL (127.0.0.1 and ::1).
+    expect(await purge('127.0.0.2', { xkey: 'all' })).toBe(403);
+    expect(await purge('127.0.0.1', {})).toBe(400);
+    expect(isHit(await through('/api/lab@studio'))).toBe(true);
+    expect(await purge('127.0.0.1', { xkey: 'p:lab%40studio' })).toBe(200);
+    expect(isHit(await through('/api/lab@studio'))).toBe(false);
+  });
+
+  it('never caches the owner check', async () => {
+    const path = '/api/owner-check?email=x@example.com&name=demo@me';
+    await through(path);
+    const again = await through(path);
+    expect(isHit(again)).toBe(false);
+    expect(again.headers['cache-control']).toBe('no-store');
+  });
+
+  it('shows an import within a second for every kind of answer, then caches the new answers', async () => {
+    const graphqlPath = `/graphql?query=${encodeURIComponent('{ profile(name: "changed@edge") { description } }')}`;
+    const reads: Array<{ path: string; headers?: Record<string, string>; changed: (answer: Answer) => boolean }> = [
+      { path: '/api/changed@edge', changed: (answer) => answer.text.includes('"After"') },
+      {
+        path: '/api/profiles?names=demo@me,changed@edge',
+        changed: (answer) => answer.text.includes('"After"'),
+      },
+      {
+        path: graphqlPath,
+        headers: { accept: 'application/json' },
+        changed: (answer) => answer.text.includes('"After"'),
+      },
+      {
+        path: '/.well-known/webfinger?resource=acct:newbie@edge',
+        changed: (answer) => answer.status === 200,
+      },
+      { path: '/api/search?prefix=newb', changed: (answer) => answer.text.includes('newbie@edge') },
+      { path: '/api/search?prefix=newb&namespace=edge', changed: (answer) => answer.text.includes('newbie@edge') },
+      { path: '/api/newbie@edge', changed: (answer) => answer.status === 200 },
+      { path: '/api/gone@edge', changed: (answer) => answer.status === 404 },
+    ];
+    for (const read of reads) {
+      const before = await cached(read.path, read.headers);
+      expect(read.changed(before), `${read.path} before the import`).toBe(false);
+    }
+
+    await importLines(
+      handle.db,
+      ndjson(profile('changed@edge', 'After'), profile('newbie@edge', 'New'), { kind: 'remove', name: 'gone@edge' }),
+    );
+    const committed = Date.now();
+
+    for (const read of reads) {
+      let answer = await through(read.path, read.headers);
+      while (!read.changed(answer) && Date.now() - committed < 1000) {
+        await sleep(25);
+        answer = await through(read.path, read.headers);
+      }
+      expect(read.changed(answer), `${read.path} shows the import within a second`).toBe(true);
+    }
+    // Cached again once purged (a second read of each is a hit with the new answer). The second
+    // purge of the same tags (SETTLE_MS later) drops them once more; wait it out first.
+    await sleep(2500);
+    for (const read of reads) {
+      const again = await cached(read.path, read.headers);
+      expect(read.changed(again), `${read.path} cached with the change`).toBe(true);
+    }
+  });
+
+  it('serves current data after Varnish missed an import while it was stopped', async () => {
+    const path = '/api/changed@edge';
+    await cached(path);
+    await varnish.stop();
+    await importLines(handle.db, ndjson(profile('changed@edge', 'While Varnish was down')));
+    await sleep(300); // the purger fails and retries
+    varnish = await startVarnish(backendPort, varnishPort);
+    const answer = await through(path);
+    expect(answer.text).toContain('While Varnish was down');
+    // The purger's retry reaches the new Varnish; answers are cached again.
+    await sleep(500);
+    const again = await cached(path);
+    expect(again.text).toContain('While Varnish was down');
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^edge_purges_failed_total\{cache="[^"]+"\} [1-9]/m);
+  });
+
+  it('passes compressed answers through, each coding decoding to the identity body', async () => {
+    const path = '/api/long@edge';
+    const identity = await through(path);
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    for (const coding of ['br', 'gzip'] as const) {
+      const first = await through(path, { 'accept-encoding': coding });
+      const again = await cached(path, { 'accept-encoding': coding });
+      for (const answer of [first, again]) {
+        expect(answer.headers['content-encoding']).toBe(coding);
+        const decoded = coding === 'br' ? zlib.brotliDecompressSync(answer.body) : zlib.gunzipSync(answer.body);
+        expect(decoded.toString('utf8')).toBe(identity.text);
+      }
+    }
+  });
+});
+
+describe('Varnish in front of a service without CACHE_PURGE_URLS', () => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  let server: TestServer;
+  let varnish: Varnish;
+
+  beforeAll(async () => {
+    varnishd();
+    testDb = await createTestDatabase('pglite');
+    handle = await testDb.open();
+    await seedDemoData(handle.db);
+    server = await startTestServer(handle, { CACHE_MAX_AGE: '60' });
+    varnish = await startVarnish(Number(new URL(server.url).port));
+  }, 60_000);
+  afterAll(async () => {
+    await varnish?.stop();
+    await server?.close();
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  it('tells shared caches no longer than browsers, and tags nothing', async () => {
+    for (const path of [
+      '/api/demo@me',
+      '/api/profiles?names=demo@me',
+      '/.well-known/webfinger?resource=acct:demo@me',
+    ]) {
+      const answer = await get(`${server.url}${path}`);
+      const control = String(answer.headers['cache-control']);
+      const shared = /s-maxage=(\d+)/.exec(control);
+      const browser = /max-age=(\d+)/.exec(control);
+      expect(shared === null || Number(shared[1]) <= Number(browser?.[1]), path).toBe(true);
+      expect(answer.headers.xkey, path).toBeUndefined();
+      const cachedAnswer = await get(`${varnish.url}${path}`);
+      expect(String(cachedAnswer.headers['cache-control'])).not.toMatch(/s-maxage/);
+    }
+    // A 404 carries no caching headers, so Varnish does not keep it.
+    await get(`${varnish.url}/api/nobody@me`);
+    const missing = await get(`${varnish.url}/api/nobody@me`);
+    expect(missing.status).toBe(404);
+    expect(isHit(missing)).toBe(false);
+  });
+});
