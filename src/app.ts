@@ -17,6 +17,7 @@ import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
 import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServerDeps } from './graphql/yoga.js';
+import { guardApiKey } from './http/api-key-guard.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
 import { type Match, Router } from './http/router.js';
@@ -28,6 +29,7 @@ import { UNMATCHED_ROUTE } from './ops/request-log.js';
 import { startTracing, type Tracing } from './ops/tracing.js';
 import { answerUndecodableApiUrl } from './rest/fallbacks.js';
 import { registerRestRoutes } from './rest/routes.js';
+import { ApiKeyStore } from './service/api-keys.js';
 import { createAvatarService } from './service/avatars.js';
 import { Links } from './service/links.js';
 import { createLiveUpdates, type LiveUpdates } from './service/live-updates.js';
@@ -42,6 +44,8 @@ export interface App {
   logger: Logger;
   profiles: ProfilesService;
   cache: ProfileCache;
+  /** Which API keys are valid (cached, kept fresh by the change feed). */
+  apiKeys: ApiKeyStore;
   /** Live-update subscriptions (GraphQL profileChanged, REST events); `close()` ends them at shutdown. */
   live: LiveUpdates;
   /** Health, readiness, metrics, request logs, and the shutdown switch. */
@@ -86,7 +90,14 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     perClient: config.liveSubscriptionsPerClient,
     total: config.liveSubscriptionsMax,
   });
-  feed = appChangeFeed(database, cache, live, logger);
+  const apiKeys = new ApiKeyStore({
+    database,
+    config,
+    logger,
+    isLive: () => feed?.live === true,
+    startFeed: () => void feed?.start().catch((error: unknown) => logger.warn({ err: error }, 'change feed not started')),
+  });
+  feed = appChangeFeed(database, cache, live, apiKeys, logger);
   if (config.profileCacheSize > 0) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
@@ -114,7 +125,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     { cors: true },
   );
   registerGraphiQLAssetRoutes(router, logger);
-  const websocket = createGraphQLWebSocket(graphql, logger);
+  const websocket = createGraphQLWebSocket(graphql, logger, apiKeys);
   const endStreams = async () => {
     live.close();
     await websocket.close();
@@ -128,7 +139,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     cache,
     operations,
     tracing,
-    handle: requestHandler(router, operations, tracing),
+    handle: requestHandler(router, operations, tracing, apiKeys, logger),
+    apiKeys,
     live,
     upgrade(req, socket, head) {
       if (new URL(req.url ?? '/', 'http://localhost').pathname === GRAPHQL_ENDPOINT) {
@@ -141,6 +153,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     async close() {
       await endStreams().catch(() => {});
       await feed?.close();
+      await apiKeys.close().catch(() => {});
       await limits.close();
       stopObservingStatements?.();
       if (options.database === undefined) await database.close();
@@ -159,19 +172,25 @@ interface AppChangeFeed {
 /**
  * Every request: its request ID, route, CORS headers and log line, then its answer — within its
  * SERVER span when tracing is on. With tracing off the handler is the same as before tracing
- * existed, so it costs nothing.
+ * existed, so it costs nothing. The routes apps call (the CORS routes: `/api/…`, `/graphql`,
+ * WebFinger) are answered after their API key is checked (src/http/api-key-guard.ts).
  */
 function requestHandler(
   router: Router,
   operations: Operations,
   tracing: Tracing | undefined,
+  apiKeys: ApiKeyStore,
+  logger: Logger,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  const onKey = (req: IncomingMessage, id: string) => operations.noteApiKey(req, id);
   const route = (req: IncomingMessage, res: ServerResponse): Match => {
     res.setHeader('X-Request-Id', requestIdOf(req));
     const match = router.match(req, res);
-    if (match.route?.cors === true) applyCors(res);
     operations.observe(req, res, match.route?.pattern ?? UNMATCHED_ROUTE);
-    return match;
+    if (match.route?.cors !== true) return match;
+    applyCors(res);
+    const options = { graphql: match.route.pattern === GRAPHQL_ENDPOINT, logger, onKey };
+    return { route: match.route, answer: () => guardApiKey(apiKeys, req, res, options, match.answer) };
   };
   if (tracing === undefined) return (req, res) => route(req, res).answer();
   return (req, res) => {
@@ -181,9 +200,9 @@ function requestHandler(
 }
 
 /**
- * The change feed that keeps the profile cache fresh and drives live updates. With the cache on
- * it starts with the app; with the cache off, on the first live-update subscription (so a
- * service that uses neither opens no LISTEN connection). While the feed is not live the cache
+ * The change feed that keeps the profile cache and the API keys fresh and drives live updates.
+ * With the cache on it starts with the app; with the cache off, on the first live-update
+ * subscription or API key (so a service that uses none of them opens no LISTEN connection). While the feed is not live the cache
  * neither answers nor fills; every transition empties it, as changes may have been missed, and
  * makes live updates read every watched name again. The cache evicts first: the live updates'
  * read after a change must not be answered from the old entry.
@@ -192,6 +211,7 @@ function appChangeFeed(
   database: DatabaseHandle,
   cache: ProfileCache,
   live: LiveUpdates,
+  apiKeys: ApiKeyStore,
   logger: Logger,
 ): AppChangeFeed {
   let feed: ChangeFeed | undefined;
@@ -207,12 +227,15 @@ function appChangeFeed(
         live.changed(change.names);
       }
     },
+    onApiKeyChange: () => apiKeys.changed(),
     onLive: () => {
+      apiKeys.changed();
       cache.clear();
       live.everythingMayHaveChanged();
       logger.info('profile cache answering: change notifications are heard');
     },
     onLost: (reason) => {
+      apiKeys.changed();
       cache.clear();
       logger.warn({ reason }, 'profile cache bypassed until change notifications are heard again');
     },

@@ -15,11 +15,20 @@ import type { Duplex } from 'node:stream';
 import { type ExecutionArgs, type execute, GraphQLError, type subscribe } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { admitConnection } from '../../http/api-key-guard.js';
+import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, INVALID_API_KEY_MESSAGE } from '../../limits/api-keys.js';
 import type { Logger } from '../../logging/logger.js';
+import type { ApiKeyStore } from '../../service/api-keys.js';
 import type { GraphQLServer } from '../yoga.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
 
 export const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * graphql-ws's close code for an unauthenticated connection; its client does not retry it. An
+ * invalid, unknown or revoked API key closes the connection with it and `Invalid API key`.
+ */
+export const INVALID_API_KEY_CLOSE_CODE = 4401;
 
 export interface GraphQLWebSocket {
   /** Takes an HTTP upgrade of `/graphql`. */
@@ -34,11 +43,22 @@ interface Enveloped {
   subscribe: (args: ExecutionArgs) => unknown;
 }
 
-export function createGraphQLWebSocket({ yoga }: GraphQLServer, logger: Logger): GraphQLWebSocket {
+export function createGraphQLWebSocket(
+  { yoga }: GraphQLServer,
+  logger: Logger,
+  apiKeys: ApiKeyStore,
+): GraphQLWebSocket {
   // A message is a GraphQL request: the same bound as an HTTP body.
   const server = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BODY_BYTES });
   const disposable = useServer(
     {
+      // The key of the connection (the `apiKey` of connection_init, or the upgrade's headers);
+      // every operation of the connection then counts under it.
+      onConnect: async (ctx) => {
+        const admitted = await admitConnection(apiKeys, ctx.extra.request, ctx.connectionParams?.apiKey);
+        if (!admitted) ctx.extra.socket.close(INVALID_API_KEY_CLOSE_CODE, INVALID_API_KEY_MESSAGE);
+        return admitted;
+      },
       onSubscribe: async (ctx, _id, payload) => {
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
@@ -77,6 +97,13 @@ export function createGraphQLWebSocket({ yoga }: GraphQLServer, logger: Logger):
 
   return {
     handleUpgrade(req, socket, head) {
+      if (req.url !== undefined && apiKeyInQuery(req.url)) {
+        const body = JSON.stringify({ error: API_KEY_IN_URL_MESSAGE });
+        socket.end(
+          `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+        return;
+      }
       server.handleUpgrade(req, socket, head, (ws: WebSocket) => server.emit('connection', ws, req));
     },
     async close() {

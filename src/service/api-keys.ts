@@ -1,0 +1,141 @@
+/**
+ * Which API keys are valid, without a database round trip per request: a bounded LRU cache of
+ * key hashes, valid ones with their limits and unknown or revoked ones, kept fresh by the change
+ * feed like the profile cache (./profile-cache.ts).
+ *
+ * - Creating and revoking a key notifies every server in the same transaction
+ *   (src/db/api-key-queries.ts); a server that hears it empties this cache, so the next request
+ *   with the key reads it again. A lookup that began before the notice does not fill the cache.
+ * - The cache answers only while the change feed is live, that is while it has heard its own
+ *   heartbeat sent at most 1 s ago: notifications arrive in commit order, so a revocation is in
+ *   force everywhere within about a second, also when a server's listening connection was cut.
+ *   While the feed is not live every keyed request reads its key from the primary; when that
+ *   read fails the request answers 503, never as if it had no key.
+ * - When a key was last used is noted in memory and written for all keys at once every
+ *   LAST_USED_FLUSH_MS (and at shutdown), so `keys list` is accurate to about a minute.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../config/config.js';
+import { findActiveApiKey, recordApiKeysUsed } from '../db/api-key-queries.js';
+import type { DatabaseHandle } from '../db/handle.js';
+import { sameHash } from '../limits/api-keys.js';
+import type { Logger } from '../logging/logger.js';
+import { asServiceError } from './errors.js';
+import type { ApiKeyGrant } from './request.js';
+
+export const LAST_USED_FLUSH_MS = 60_000;
+
+/** Stands for "no valid key has this hash" (the cache cannot hold null). */
+const NOT_FOUND = Symbol('not found');
+
+interface Entry {
+  hash: string;
+  grant: ApiKeyGrant;
+}
+
+export interface ApiKeyStoreDeps {
+  database: DatabaseHandle;
+  config: Pick<Config, 'apiKeyProfileLimit' | 'apiKeyOwnerCheckLimit' | 'apiKeyCacheSize'>;
+  logger: Logger;
+  /** Whether the change feed vouches for having heard every change right now. */
+  isLive: () => boolean;
+  /** Starts the change feed if it is not running (the first keyed request calls it). */
+  startFeed: () => void;
+  flushIntervalMs?: number;
+}
+
+export class ApiKeyStore {
+  private readonly entries: LRUCache<string, Entry | typeof NOT_FOUND>;
+  private readonly pending = new Map<string, Promise<ApiKeyGrant | null>>();
+  private readonly usedAt = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout;
+  private epoch = 0;
+  private feedStarted = false;
+
+  constructor(private readonly deps: ApiKeyStoreDeps) {
+    this.entries = new LRUCache({ max: deps.config.apiKeyCacheSize });
+    this.timer = setInterval(() => void this.flushLastUsed(), deps.flushIntervalMs ?? LAST_USED_FLUSH_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * The valid key with this hash, or null for an unknown or revoked one: at once from the cache,
+   * else from the database. Rejects with an UnavailableError when the database cannot answer.
+   */
+  resolve(hash: string): ApiKeyGrant | null | Promise<ApiKeyGrant | null> {
+    if (!this.feedStarted) {
+      this.feedStarted = true;
+      this.deps.startFeed();
+    }
+    if (this.deps.isLive()) {
+      const entry = this.entries.get(hash);
+      if (entry === NOT_FOUND) return null;
+      if (entry !== undefined && sameHash(entry.hash, hash)) return this.used(entry.grant);
+    }
+    let loading = this.pending.get(hash);
+    if (loading === undefined) {
+      loading = this.load(hash).finally(() => this.pending.delete(hash));
+      this.pending.set(hash, loading);
+    }
+    return loading.then((grant) => (grant === null ? null : this.used(grant)));
+  }
+
+  /** A key was created or revoked, or the feed was lost or regained: forget every key. */
+  changed(): void {
+    this.epoch += 1;
+    this.entries.clear();
+    this.pending.clear();
+  }
+
+  /** Writes when keys were last used; failures are logged and retried at the next flush. */
+  async flushLastUsed(): Promise<void> {
+    if (this.usedAt.size === 0) return;
+    const batch = new Map([...this.usedAt].map(([id, at]) => [id, new Date(at)]));
+    this.usedAt.clear();
+    try {
+      await this.deps.database.guard(() => recordApiKeysUsed(this.deps.database.db, batch));
+    } catch (error) {
+      for (const [id, at] of batch) {
+        if ((this.usedAt.get(id) ?? 0) < at.getTime()) this.usedAt.set(id, at.getTime());
+      }
+      this.deps.logger.warn(
+        { keys: batch.size, reason: error instanceof Error ? error.message : String(error) },
+        'API keys: last use not recorded; retrying at the next flush',
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flushLastUsed();
+  }
+
+  private used(grant: ApiKeyGrant): ApiKeyGrant {
+    this.usedAt.set(grant.id, Date.now());
+    return grant;
+  }
+
+  private async load(hash: string): Promise<ApiKeyGrant | null> {
+    const epoch = this.epoch;
+    const { database, config } = this.deps;
+    let row: Awaited<ReturnType<typeof findActiveApiKey>>;
+    try {
+      // The primary: a replica may not have replayed a revocation yet.
+      row = await database.guard(() => findActiveApiKey(database.db, hash));
+    } catch (error) {
+      throw asServiceError(error) ?? error;
+    }
+    const grant: ApiKeyGrant | null =
+      row === undefined || !sameHash(row.keyHash, hash)
+        ? null
+        : {
+            id: row.id,
+            limits: {
+              profile: row.profileLimit ?? config.apiKeyProfileLimit,
+              'owner-check': row.ownerCheckLimit ?? config.apiKeyOwnerCheckLimit,
+            },
+          };
+    if (epoch === this.epoch && this.deps.isLive()) this.entries.set(hash, grant === null ? NOT_FOUND : { hash, grant });
+    return grant;
+  }
+}
