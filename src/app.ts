@@ -95,7 +95,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     config,
     logger,
     isLive: () => feed?.live === true,
-    startFeed: () => void feed?.start().catch((error: unknown) => logger.warn({ err: error }, 'change feed not started')),
+    startFeed: () =>
+      void feed?.start().catch((error: unknown) => logger.warn({ err: error }, 'change feed not started')),
   });
   feed = appChangeFeed(database, cache, live, apiKeys, logger);
   if (config.profileCacheSize > 0) await feed.start();

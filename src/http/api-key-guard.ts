@@ -7,14 +7,9 @@
  * src/service/api-keys.ts's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  API_KEY_IN_URL_MESSAGE,
-  apiKeyInQuery,
-  credentialOf,
-  INVALID_API_KEY_MESSAGE,
-} from '../limits/api-keys.js';
-import type { ApiKeyStore } from '../service/api-keys.js';
+import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, credentialOf, INVALID_API_KEY_MESSAGE } from '../limits/api-keys.js';
 import type { Logger } from '../logging/logger.js';
+import type { ApiKeyStore } from '../service/api-keys.js';
 import {
   asServiceError,
   describeFailure,

@@ -49,8 +49,7 @@ export const generateApiKeyId = (): string => `key_${randomBase62(12)}`;
 /** Lower-case hex SHA-256: what the database stores and the servers look keys up by. */
 export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
-export const isWellFormedApiKey = (value: string): boolean =>
-  value.length <= MAX_KEY_LENGTH && KEY_PATTERN.test(value);
+export const isWellFormedApiKey = (value: string): boolean => value.length <= MAX_KEY_LENGTH && KEY_PATTERN.test(value);
 
 /**
  * Whether two hashes are equal, in a time that does not depend on where they differ. Lookups go

@@ -6,7 +6,9 @@ import type { RateLimitBudget, RateLimitDecision, RateLimiter } from './rate-lim
  * different limit (an API key's) gets a limiter of its own; there are as many as distinct limits.
  */
 export function createMemoryLimiter(budget: RateLimitBudget, limit: number, durationSeconds: number): RateLimiter {
-  const byLimit = limitersByLimit((points) => new RateLimiterMemory({ keyPrefix: budget, points, duration: durationSeconds }));
+  const byLimit = limitersByLimit(
+    (points) => new RateLimiterMemory({ keyPrefix: budget, points, duration: durationSeconds }),
+  );
   return {
     budget,
     limit,

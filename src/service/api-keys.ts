@@ -135,7 +135,8 @@ export class ApiKeyStore {
               'owner-check': row.ownerCheckLimit ?? config.apiKeyOwnerCheckLimit,
             },
           };
-    if (epoch === this.epoch && this.deps.isLive()) this.entries.set(hash, grant === null ? NOT_FOUND : { hash, grant });
+    if (epoch === this.epoch && this.deps.isLive())
+      this.entries.set(hash, grant === null ? NOT_FOUND : { hash, grant });
     return grant;
   }
 }
