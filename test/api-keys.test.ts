@@ -8,9 +8,10 @@ import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { seedDemoData } from '../src/data/seed.js';
-import { insertApiKey, listApiKeys, revokeApiKey } from '../src/db/api-key-queries.js';
+import { listApiKeys, revokeApiKey } from '../src/db/api-key-queries.js';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-keys.js';
+import { generateApiKey } from '../src/limits/api-keys.js';
+import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { openRestStream, PROFILE_CHANGED, subscribeOverSse, until } from './support/live-clients.js';
@@ -18,28 +19,6 @@ import { openRestStream, PROFILE_CHANGED, subscribeOverSse, until } from './supp
 const CHECK_QUERY = 'email=maker@example.com&name=demo@me';
 const GRAPHQL_CHECK = '{ ownerCheck(email: "maker@example.com", name: "demo@me") { hasCreated } }';
 const INVALID = { error: 'Invalid API key' };
-
-export interface TestKey {
-  id: string;
-  key: string;
-}
-
-/** A key made the way `npm run keys -- create` makes one. */
-export async function createKey(
-  handle: DatabaseHandle,
-  limits: { profileLimit?: number; ownerCheckLimit?: number } = {},
-): Promise<TestKey> {
-  const key = generateApiKey();
-  const id = generateApiKeyId();
-  await insertApiKey(handle.db, {
-    id,
-    name: `test app ${id}`,
-    keyHash: hashApiKey(key),
-    profileLimit: limits.profileLimit ?? null,
-    ownerCheckLimit: limits.ownerCheckLimit ?? null,
-  });
-  return { id, key };
-}
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const xApiKey = (key: string) => ({ 'x-api-key': key });
@@ -153,7 +132,8 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
     expect((await fetch(`${url}/api/owner-check?${CHECK_QUERY}`)).status).toBe(429);
 
     const keyed = [];
-    for (let i = 0; i < 3; i += 1) keyed.push(await fetch(`${url}/api/owner-check?${CHECK_QUERY}`, { headers: bearer(key) }));
+    for (let i = 0; i < 3; i += 1)
+      keyed.push(await fetch(`${url}/api/owner-check?${CHECK_QUERY}`, { headers: bearer(key) }));
     expect(keyed.map((response) => response.status)).toEqual([200, 200, 200]);
     expect(keyed.map(limitOf)).toEqual([
       { limit: '3', remaining: '2' },
@@ -195,7 +175,9 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
     const { url } = await serve({ OWNER_CHECK_LIMIT: '1' });
     const { key } = await createKey(handle, { ownerCheckLimit: 2 });
     expect((await postGraphQL(url, GRAPHQL_CHECK)).body.errors).toBeUndefined();
-    expect((await postGraphQL(url, GRAPHQL_CHECK)).body.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED' });
+    expect((await postGraphQL(url, GRAPHQL_CHECK)).body.errors?.[0]?.extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+    });
     const keyed = await postGraphQL(url, GRAPHQL_CHECK, bearer(key));
     expect(keyed.body).toEqual({ data: { ownerCheck: { hasCreated: true } } });
     expect((await postGraphQL(url, GRAPHQL_CHECK, xApiKey(key))).body.errors).toBeUndefined();
