@@ -50,6 +50,7 @@ const DESCRIBABLE_HEADERS = [
   'content-disposition',
   'content-security-policy',
   'x-content-type-options',
+  'www-authenticate',
 ];
 
 const PUBLIC_URL = 'https://names.test';
@@ -274,6 +275,28 @@ describe('OpenAPI document', () => {
       await getAndHead(limited, OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me'); // 429
     });
     await methodNotAllowed(OWNER_CHECK, OWNER_CHECK);
+  });
+
+  it('describes the answers to an invalid API key and to a key in the query string, on every path', async () => {
+    const unknownKey = { 'X-API-Key': `nps_${'0'.repeat(40)}` };
+    const targets: Array<[string, string]> = [
+      [OPENAPI, OPENAPI],
+      [OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me'],
+      [EVENTS, '/api/demo@me/events'],
+      ...LOOKUPS.map((lookup): [string, string] => [lookup.path, lookup.found]),
+    ];
+    for (const [path, url] of targets) {
+      await getAndHead(server, path, url, { headers: unknownKey });
+      await getAndHead(server, path, `${url}${url.includes('?') ? '&' : '?'}api_key=x`);
+    }
+    const post = (url: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}${url}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: '{"names":["demo@me"]}',
+      });
+    await check(BATCH, 'post', await post(BATCH, { Authorization: 'Basic eDp5' }));
+    await check(BATCH, 'post', await post(`${BATCH}?apiKey=x`));
   });
 
   it('describes 503 while the database cannot be reached', async () => {

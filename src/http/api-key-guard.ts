@@ -20,6 +20,9 @@ import {
 import type { ApiKeyGrant } from '../service/request.js';
 import { sendError, sendJson } from './respond.js';
 
+/** Answers about a key are for the one client that sent it. */
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
 const grants = new WeakMap<IncomingMessage, ApiKeyGrant>();
 
 /** The valid API key the request was checked with; undefined without one. */
@@ -45,7 +48,7 @@ export function guardApiKey(
   next: () => void,
 ): void {
   if (req.url !== undefined && apiKeyInQuery(req.url)) {
-    sendError(req, res, 400, API_KEY_IN_URL_MESSAGE);
+    sendError(req, res, 400, API_KEY_IN_URL_MESSAGE, NO_STORE);
     return;
   }
   const credential = credentialOf(req.headers);
@@ -105,11 +108,11 @@ export async function admitConnection(
 /** The answer to an invalid, unknown or revoked key; the WebSocket transport closes with 4401 instead. */
 export function refuse(req: IncomingMessage, res: ServerResponse, { graphql }: ApiKeyGuardOptions): void {
   if (!graphql) {
-    sendError(req, res, 401, INVALID_API_KEY_MESSAGE, { 'WWW-Authenticate': 'Bearer' });
+    sendError(req, res, 401, INVALID_API_KEY_MESSAGE, { ...NO_STORE, 'WWW-Authenticate': 'Bearer' });
     return;
   }
   const body = { errors: [{ message: INVALID_API_KEY_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] };
-  sendJson(req, res, 401, body, { 'WWW-Authenticate': 'Bearer' });
+  sendJson(req, res, 401, body, { ...NO_STORE, 'WWW-Authenticate': 'Bearer' });
 }
 
 /**
