@@ -308,6 +308,23 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
     });
   });
 
+  it('lets browsers send either header (CORS preflight)', async () => {
+    const { url } = await serve();
+    for (const path of ['/api/demo@me', '/graphql']) {
+      const preflight = await fetch(`${url}${path}`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'authorization,x-api-key',
+        },
+      });
+      expect(preflight.status).toBe(204);
+      const allowed = preflight.headers.get('access-control-allow-headers')?.toLowerCase().split(/, */);
+      expect(allowed).toEqual(expect.arrayContaining(['authorization', 'x-api-key']));
+    }
+  });
+
   it('refuses a key in the query string with 400, on REST, /graphql and the WebSocket upgrade', async () => {
     const { url } = await serve();
     const { key } = await createKey(handle);

@@ -16,7 +16,7 @@ export const EXPOSED_HEADERS = [
 ] as const;
 
 /** Request headers a browser script may send beyond the CORS-safelisted ones. */
-export const ALLOWED_HEADERS = ['Content-Type', 'If-None-Match', 'X-Request-Id'] as const;
+export const ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'If-None-Match', 'X-API-Key', 'X-Request-Id'] as const;
 
 const EXPOSE = EXPOSED_HEADERS.join(', ');
 const ALLOW_HEADERS = ALLOWED_HEADERS.join(', ');
