@@ -291,9 +291,27 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
       const { url } = await serve();
       const kept = await createKey(handle);
       const revoked = await createKey(handle);
-      // Used first, so that the server holds it in memory.
+      // Used first, so that the server holds it in memory; a WebSocket connection opened with it.
       expect((await fetch(`${url}/api/demo@me`, { headers: bearer(revoked.key) })).status).toBe(200);
       expect((await fetch(`${url}/api/demo@me`, { headers: bearer(revoked.key) })).status).toBe(200);
+      let closed: { code: number; reason: string } | undefined;
+      const connection = createWsClient({
+        url: `${url.replace(/^http/, 'ws')}/graphql`,
+        webSocketImpl: WebSocket,
+        retryAttempts: 0,
+        // Open until the server closes it, not only while an operation runs.
+        lazy: false,
+        onNonLazyError: () => {}, // the close is what the test waits for
+        connectionParams: { apiKey: revoked.key },
+        on: { closed: (event) => void (closed = event as { code: number; reason: string }) },
+      });
+      const first = await new Promise((resolve) => {
+        connection.subscribe(
+          { query: '{ profile(name: "demo@me") { name } }' },
+          { next: resolve, error: resolve, complete: () => {} },
+        );
+      });
+      expect(first).toEqual({ data: { profile: { name: 'demo@me' } } });
       expect(await revokeApiKey(handle.db, revoked.id)).toBe('revoked');
       // PGlite hears its own notification at commit; a PostgreSQL listener as soon as it arrives.
       const deadline = Date.now() + 1000;
@@ -304,6 +322,14 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
       expect(status).toBe(401);
       expect((await postGraphQL(url, GRAPHQL_CHECK, xApiKey(revoked.key))).response.status).toBe(401);
       expect(await wsSubscribe(url, { apiKey: revoked.key })).toMatchObject({ closeCode: 4401 });
+      // The connection opened before the revocation admits no further operation.
+      connection.subscribe(
+        { query: '{ profile(name: "demo@me") { name } }' },
+        { next: () => {}, error: () => {}, complete: () => {} },
+      );
+      await until(() => closed !== undefined, 2000, 'the connection to close');
+      expect(closed).toMatchObject({ code: 4401, reason: 'Invalid API key' });
+      await connection.dispose();
       expect((await fetch(`${url}/api/demo@me`, { headers: bearer(kept.key) })).status).toBe(200);
     });
   });

@@ -60,6 +60,11 @@ export function createGraphQLWebSocket(
         return admitted;
       },
       onSubscribe: async (ctx, _id, payload) => {
+        // Again for each operation: a key revoked since the connection opened admits no more.
+        if (!(await admitConnection(apiKeys, ctx.extra.request, ctx.connectionParams?.apiKey))) {
+          ctx.extra.socket.close(INVALID_API_KEY_CLOSE_CODE, INVALID_API_KEY_MESSAGE);
+          return [new GraphQLError(INVALID_API_KEY_MESSAGE, { extensions: { code: 'UNAUTHENTICATED' } })];
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
