@@ -303,7 +303,11 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
         lazy: false,
         onNonLazyError: () => {}, // the close is what the test waits for
         connectionParams: { apiKey: revoked.key },
-        on: { closed: (event) => void (closed = event as { code: number; reason: string }) },
+        on: {
+          closed: (event) => {
+            closed = event as { code: number; reason: string };
+          },
+        },
       });
       const first = await new Promise((resolve) => {
         connection.subscribe(
