@@ -31,10 +31,12 @@ import { answerUndecodableApiUrl } from './rest/fallbacks.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { ApiKeyStore } from './service/api-keys.js';
 import { createAvatarService } from './service/avatars.js';
+import { describeFailure } from './service/errors.js';
 import { Links } from './service/links.js';
 import { createLiveUpdates, type LiveUpdates } from './service/live-updates.js';
 import { ProfileCache } from './service/profile-cache.js';
 import { createProfilesService, type ProfilesService } from './service/profiles-service.js';
+import { apiKeyClient, apiKeyIdOf } from './service/request.js';
 import { createVCardService } from './service/vcard.js';
 import { createWebFingerService } from './service/webfinger.js';
 
@@ -218,6 +220,16 @@ function appChangeFeed(
   let feed: ChangeFeed | undefined;
   let starting: Promise<void> | undefined;
   let closed = false;
+  // A revoked key's open live-update streams end too; new requests are refused by the guard.
+  const endStreamsIfRevoked = (keyId: string) => {
+    apiKeys.isActive(keyId).then(
+      (active) => {
+        if (!active) live.endClient(apiKeyClient(keyId));
+      },
+      (error: unknown) =>
+        logger.warn({ apiKey: keyId, reason: describeFailure(error) }, 'API key change: could not read the key'),
+    );
+  };
   const handlers: ChangeFeedHandlers = {
     onChange: (change) => {
       if (change.kind === 'everything') {
@@ -228,9 +240,17 @@ function appChangeFeed(
         live.changed(change.names);
       }
     },
-    onApiKeyChange: () => apiKeys.changed(),
+    onApiKeyChange: ({ keyId }) => {
+      apiKeys.changed();
+      endStreamsIfRevoked(keyId);
+    },
     onLive: () => {
       apiKeys.changed();
+      // A revocation may have gone unheard: check the keys of every open stream.
+      for (const client of live.openClients()) {
+        const keyId = apiKeyIdOf(client);
+        if (keyId !== undefined) endStreamsIfRevoked(keyId);
+      }
       cache.clear();
       live.everythingMayHaveChanged();
       logger.info('profile cache answering: change notifications are heard');

@@ -288,7 +288,10 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
     });
 
     it('a revoked key at once, on REST, GraphQL and graphql-ws, and not the keys beside it', async () => {
-      const { url } = await serve();
+      const server = await serve();
+      const { url } = server;
+      // The server hears notifications (PostgreSQL: its first heartbeat came back).
+      await until(() => server.app.cache.stats().answering, 5000, 'the change feed');
       const kept = await createKey(handle);
       const revoked = await createKey(handle);
       // Used first, so that the server holds it in memory; a WebSocket connection opened with it.
@@ -316,7 +319,17 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
         );
       });
       expect(first).toEqual({ data: { profile: { name: 'demo@me' } } });
+      const stream = await openRestStream(url, 'demo@me', bearer(revoked.key));
+      const sse = subscribeOverSse(url, ['demo@me'], xApiKey(revoked.key));
+      const keptStream = await openRestStream(url, 'demo@me', bearer(kept.key));
+      const open = () => Object.values(servers[0]?.app.live.stats().open ?? {}).reduce((a, b) => a + b, 0);
+      await until(() => open() === 3, 2000, 'three open subscriptions');
       expect(await revokeApiKey(handle.db, revoked.id)).toBe('revoked');
+      // Its open streams end; the other key's stays.
+      await stream.waitForEnd(2000);
+      await sse.waitForEnd(2000);
+      expect(keptStream.ended).toBe(false);
+      keptStream.stop();
       // PGlite hears its own notification at commit; a PostgreSQL listener as soon as it arrives.
       const deadline = Date.now() + 1000;
       let status = 200;

@@ -33,6 +33,15 @@ export async function findActiveApiKey(db: Database, keyHash: string): Promise<A
   return row;
 }
 
+/** Whether the key with this id exists and is not revoked. */
+export async function isApiKeyActive(db: Database, id: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)));
+  return row !== undefined;
+}
+
 export interface NewApiKey {
   id: string;
   name: string;

@@ -16,7 +16,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config/config.js';
-import { findActiveApiKey, recordApiKeysUsed } from '../db/api-key-queries.js';
+import { findActiveApiKey, isApiKeyActive, recordApiKeysUsed } from '../db/api-key-queries.js';
 import type { DatabaseHandle } from '../db/handle.js';
 import { sameHash } from '../limits/api-keys.js';
 import type { Logger } from '../logging/logger.js';
@@ -85,6 +85,12 @@ export class ApiKeyStore {
     this.epoch += 1;
     this.entries.clear();
     this.pending.clear();
+  }
+
+  /** Whether key `id` is valid now (read from the primary). */
+  isActive(id: string): Promise<boolean> {
+    const { database } = this.deps;
+    return database.guard(() => isApiKeyActive(database.db, id));
   }
 
   /** Writes when keys were last used; failures are logged and retried at the next flush. */

@@ -19,8 +19,14 @@ export interface ApiKeyGrant {
   readonly limits: Readonly<Record<RateLimitBudget, number>>;
 }
 
+const KEY_CLIENT_PREFIX = 'key:';
+
 /** The budget key of requests with API key `id`; no IP address looks like it. */
-export const apiKeyClient = (id: string): string => `key:${id}`;
+export const apiKeyClient = (id: string): string => `${KEY_CLIENT_PREFIX}${id}`;
+
+/** The API key id of a budget key, undefined for an address. */
+export const apiKeyIdOf = (clientKey: string): string | undefined =>
+  clientKey.startsWith(KEY_CLIENT_PREFIX) ? clientKey.slice(KEY_CLIENT_PREFIX.length) : undefined;
 
 export class ServiceRequest {
   /** Set by the service on the first database read of this request. */
