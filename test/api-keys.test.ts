@@ -338,6 +338,20 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
       }
       expect(status).toBe(401);
       expect((await postGraphQL(url, GRAPHQL_CHECK, xApiKey(revoked.key))).response.status).toBe(401);
+      const revokedStream = await openRestStream(url, 'demo@me', xApiKey(revoked.key));
+      revokedStream.stop();
+      expect(revokedStream.status).toBe(401);
+      const revokedSse = await fetch(`${url}/graphql`, {
+        method: 'POST',
+        headers: { ...bearer(revoked.key), 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ query: PROFILE_CHANGED, variables: { names: ['demo@me'] } }),
+      });
+      expect(revokedSse.status).toBe(401);
+      await revokedSse.body?.cancel();
+      const webfinger = await fetch(`${url}/.well-known/webfinger?resource=acct:demo@me`, {
+        headers: bearer(revoked.key),
+      });
+      expect(webfinger.status).toBe(401);
       expect(await wsSubscribe(url, { apiKey: revoked.key })).toMatchObject({ closeCode: 4401 });
       // The connection opened before the revocation admits no further operation.
       connection.subscribe(
