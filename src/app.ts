@@ -98,7 +98,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     logger,
     isLive: () => feed?.live === true,
     startFeed: () =>
-      void feed?.start().catch((error: unknown) => logger.warn({ err: error }, 'change feed not started')),
+      void feed
+        ?.start()
+        .catch((error: unknown) => logger.warn({ reason: describeFailure(error) }, 'change feed not started')),
   });
   feed = appChangeFeed(database, cache, live, apiKeys, logger);
   if (config.profileCacheSize > 0) await feed.start();
@@ -205,9 +207,10 @@ function requestHandler(
 /**
  * The change feed that keeps the profile cache and the API keys fresh and drives live updates.
  * With the cache on it starts with the app; with the cache off, on the first live-update
- * subscription or API key (so a service that uses none of them opens no LISTEN connection). While the feed is not live the cache
- * neither answers nor fills; every transition empties it, as changes may have been missed, and
- * makes live updates read every watched name again. The cache evicts first: the live updates'
+ * subscription or API key (so a service that uses none of them opens no LISTEN connection).
+ * While the feed is not live the cache neither answers nor fills; every transition empties it
+ * (and the API keys), as changes may have been missed, and makes live updates read every watched
+ * name again. The cache evicts first: the live updates'
  * read after a change must not be answered from the old entry.
  */
 function appChangeFeed(

@@ -5,6 +5,10 @@
  * document limits, validation, context (client IP from the upgrade request, the service),
  * error masking and operation metrics.
  *
+ * An API key comes in the `connection_init` payload's `apiKey` (or the upgrade's headers) and is
+ * checked when the connection opens and again for each operation (src/http/api-key-guard.ts); an
+ * invalid, unknown or revoked key closes the connection with 4401. A key in the upgrade URL is a 400.
+ *
  * A connection's subscriptions are cut together when the client stops reading (the socket's
  * buffered bytes, see ./subscriptions/event-queue.ts); graphql-ws pings every KEEP_ALIVE_MS, which
  * keeps proxies from closing an idle connection and finds dead peers. At shutdown the
