@@ -130,7 +130,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     { cors: true },
   );
   registerGraphiQLAssetRoutes(router, logger);
-  const websocket = createGraphQLWebSocket(graphql, logger, apiKeys);
+  const websocket = createGraphQLWebSocket(graphql, logger, apiKeys, config.trustProxyHops);
   const endStreams = async () => {
     live.close();
     await websocket.close();
@@ -144,7 +144,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     cache,
     operations,
     tracing,
-    handle: requestHandler(router, operations, tracing, apiKeys, logger),
+    handle: requestHandler(router, operations, tracing, apiKeys, logger, config.trustProxyHops),
     apiKeys,
     live,
     upgrade(req, socket, head) {
@@ -186,6 +186,7 @@ function requestHandler(
   tracing: Tracing | undefined,
   apiKeys: ApiKeyStore,
   logger: Logger,
+  trustProxyHops: number,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const onKey = (req: IncomingMessage, id: string) => operations.noteApiKey(req, id);
   const route = (req: IncomingMessage, res: ServerResponse): Match => {
@@ -194,7 +195,7 @@ function requestHandler(
     operations.observe(req, res, match.route?.pattern ?? UNMATCHED_ROUTE);
     if (match.route?.cors !== true) return match;
     applyCors(res);
-    const options = { graphql: match.route.pattern === GRAPHQL_ENDPOINT, logger, onKey };
+    const options = { graphql: match.route.pattern === GRAPHQL_ENDPOINT, logger, onKey, trustProxyHops };
     return { route: match.route, answer: () => guardApiKey(apiKeys, req, res, options, match.answer) };
   };
   if (tracing === undefined) return (req, res) => route(req, res).answer();

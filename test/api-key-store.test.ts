@@ -10,12 +10,13 @@ import { listApiKeys, revokeApiKey } from '../src/db/api-key-queries.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
 import { generateApiKey, hashApiKey } from '../src/limits/api-keys.js';
 import { createLogger } from '../src/logging/logger.js';
-import { ApiKeyStore } from '../src/service/api-keys.js';
-import { UnavailableError } from '../src/service/errors.js';
+import { ApiKeyStore, UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
+import { RateLimitedError, UnavailableError } from '../src/service/errors.js';
 import { createKey } from './support/api-keys.js';
 import { startTestServer } from './support/app-server.js';
 import { useTestDatabase } from './support/databases.js';
 
+const CLIENT = '192.0.2.1';
 const silent = createLogger('silent', { pretty: false });
 const config = { apiKeyProfileLimit: 111, apiKeyOwnerCheckLimit: 22, apiKeyCacheSize: 100 };
 
@@ -60,9 +61,15 @@ describe('the API-key store', () => {
     const { store, started } = storeOn(database, { value: true });
     const own = await createKey(suite.handle, { profileLimit: 5 });
     const defaults = await createKey(suite.handle);
-    expect(await store.resolve(hashApiKey(own.key))).toEqual({ id: own.id, limits: { profile: 5, 'owner-check': 22 } });
-    expect(store.resolve(hashApiKey(own.key))).toEqual({ id: own.id, limits: { profile: 5, 'owner-check': 22 } });
-    expect(await store.resolve(hashApiKey(defaults.key))).toEqual({
+    expect(await store.resolve(hashApiKey(own.key), CLIENT)).toEqual({
+      id: own.id,
+      limits: { profile: 5, 'owner-check': 22 },
+    });
+    expect(store.resolve(hashApiKey(own.key), CLIENT)).toEqual({
+      id: own.id,
+      limits: { profile: 5, 'owner-check': 22 },
+    });
+    expect(await store.resolve(hashApiKey(defaults.key), CLIENT)).toEqual({
       id: defaults.id,
       limits: { profile: 111, 'owner-check': 22 },
     });
@@ -74,11 +81,11 @@ describe('the API-key store', () => {
     const { database, reads } = counted(suite.handle);
     const { store } = storeOn(database, { value: true });
     const hash = hashApiKey(generateApiKey());
-    expect(await store.resolve(hash)).toBeNull();
-    expect(store.resolve(hash)).toBeNull();
+    expect(await store.resolve(hash, CLIENT)).toBeNull();
+    expect(store.resolve(hash, CLIENT)).toBeNull();
     expect(reads()).toBe(1);
     store.changed();
-    expect(await store.resolve(hash)).toBeNull();
+    expect(await store.resolve(hash, CLIENT)).toBeNull();
     expect(reads()).toBe(2);
   });
 
@@ -88,12 +95,12 @@ describe('the API-key store', () => {
     const { store } = storeOn(database, live);
     const { id, key } = await createKey(suite.handle);
     const hash = hashApiKey(key);
-    expect(await store.resolve(hash)).toMatchObject({ id });
-    expect(await store.resolve(hash)).toMatchObject({ id });
+    expect(await store.resolve(hash, CLIENT)).toMatchObject({ id });
+    expect(await store.resolve(hash, CLIENT)).toMatchObject({ id });
     expect(reads()).toBe(2);
     // Not heard (the feed is not live): the database says it.
     await revokeApiKey(suite.handle.db, id);
-    expect(await store.resolve(hash)).toBeNull();
+    expect(await store.resolve(hash, CLIENT)).toBeNull();
   });
 
   it('drops what a lookup read when a change came while it ran', async () => {
@@ -101,10 +108,10 @@ describe('the API-key store', () => {
     const { store } = storeOn(database, { value: true });
     const { key } = await createKey(suite.handle);
     const hash = hashApiKey(key);
-    const pending = store.resolve(hash);
+    const pending = store.resolve(hash, CLIENT);
     store.changed();
     expect(await pending).not.toBeNull();
-    await store.resolve(hash);
+    await store.resolve(hash, CLIENT);
     expect(reads()).toBe(2);
   });
 
@@ -113,9 +120,32 @@ describe('the API-key store', () => {
     const { store } = storeOn(database, { value: true });
     const { key } = await createKey(suite.handle);
     const hash = hashApiKey(key);
-    const answers = await Promise.all([store.resolve(hash), store.resolve(hash), store.resolve(hash)]);
+    const answers = await Promise.all([
+      store.resolve(hash, CLIENT),
+      store.resolve(hash, CLIENT),
+      store.resolve(hash, CLIENT),
+    ]);
     expect(new Set(answers.map((answer) => answer?.id)).size).toBe(1);
     expect(reads()).toBe(1);
+  });
+
+  it('stops looking up made-up keys of an address past UNKNOWN_KEYS_PER_MINUTE: 429, not 401, and no query', async () => {
+    const { database, reads } = counted(suite.handle);
+    const { store } = storeOn(database, { value: true });
+    const valid = await createKey(suite.handle);
+    await store.resolve(hashApiKey(valid.key), CLIENT); // in the cache before the flood
+    const other = await createKey(suite.handle);
+    for (let i = 0; i < UNKNOWN_KEYS_PER_MINUTE; i += 1) {
+      expect(await store.resolve(hashApiKey(generateApiKey()), CLIENT)).toBeNull();
+    }
+    const before = reads();
+    await expect(store.resolve(hashApiKey(generateApiKey()), CLIENT)).rejects.toBeInstanceOf(RateLimitedError);
+    // A key not in the cache may be valid: it is not called unknown either.
+    await expect(store.resolve(hashApiKey(other.key), CLIENT)).rejects.toBeInstanceOf(RateLimitedError);
+    expect(reads()).toBe(before);
+    // Cached keys still answer, and other addresses are not affected.
+    expect(store.resolve(hashApiKey(valid.key), CLIENT)).toMatchObject({ id: valid.id });
+    expect(await store.resolve(hashApiKey(other.key), '192.0.2.2')).toMatchObject({ id: other.id });
   });
 
   it('writes when keys were last used in one batch, only forward', async () => {
@@ -123,8 +153,8 @@ describe('the API-key store', () => {
     const { store } = storeOn(database, { value: true });
     const first = await createKey(suite.handle);
     const second = await createKey(suite.handle);
-    await store.resolve(hashApiKey(first.key));
-    await store.resolve(hashApiKey(second.key));
+    await store.resolve(hashApiKey(first.key), CLIENT);
+    await store.resolve(hashApiKey(second.key), CLIENT);
     const before = reads();
     await store.flushLastUsed();
     expect(reads() - before).toBe(1);
@@ -159,7 +189,7 @@ describe('API keys while the database cannot answer', () => {
       isLive: () => false,
       startFeed: () => {},
     });
-    await expect(store.resolve(hashApiKey(generateApiKey()))).rejects.toBeInstanceOf(UnavailableError);
+    await expect(store.resolve(hashApiKey(generateApiKey()), CLIENT)).rejects.toBeInstanceOf(UnavailableError);
     await store.close();
 
     const server = await startTestServer(unreachable, { PROFILE_CACHE_SIZE: '0' });

@@ -11,6 +11,7 @@ import { seedDemoData } from '../src/data/seed.js';
 import { listApiKeys, revokeApiKey } from '../src/db/api-key-queries.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { generateApiKey } from '../src/limits/api-keys.js';
+import { UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
 import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
@@ -276,6 +277,21 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
       const agreeing = await wsSubscribe(url, { apiKey: key }, bearer(key), open);
       agreeing.dispose();
       expect([agreeing.result, agreeing.closeCode]).toEqual([undefined, undefined]);
+    });
+
+    it('429 rather than a lookup once an address sent too many unknown keys', async () => {
+      const { url } = await serve();
+      for (let i = 0; i < UNKNOWN_KEYS_PER_MINUTE; i += 1) {
+        expect((await fetch(`${url}/api/demo@me`, { headers: xApiKey(generateApiKey()) })).status).toBe(401);
+      }
+      const flooded = await fetch(`${url}/api/demo@me`, { headers: xApiKey(generateApiKey()) });
+      expect(flooded.status).toBe(429);
+      expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(await flooded.json()).toEqual({
+        error: expect.stringMatching(/^Too many requests, retry in \d+ seconds$/),
+      });
+      // Keyless requests of the address are not affected.
+      expect((await fetch(`${url}/api/demo@me`)).status).toBe(200);
     });
 
     it('a request whose two headers name different keys, even valid ones', async () => {

@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { openDatabase } from '../src/db/database.js';
+import { generateApiKey } from '../src/limits/api-keys.js';
+import { UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 
@@ -297,6 +299,13 @@ describe('OpenAPI document', () => {
       });
     await check(BATCH, 'post', await post(BATCH, { Authorization: 'Basic eDp5' }));
     await check(BATCH, 'post', await post(`${BATCH}?apiKey=x`));
+    // Past the unknown keys an address may send (src/service/api-keys.ts): 429 on every path.
+    await withServer(handle, {}, async (own) => {
+      const madeUp = () => ({ 'X-API-Key': generateApiKey() });
+      for (let i = 0; i < UNKNOWN_KEYS_PER_MINUTE; i += 1) await fetch(`${own.url}${OPENAPI}`, { headers: madeUp() });
+      for (const [path, url] of targets) await getAndHead(own, path, url, { headers: madeUp() });
+      await check(BATCH, 'post', await fetch(`${own.url}${BATCH}`, { method: 'POST', headers: madeUp(), body: '{}' }));
+    });
   });
 
   it('describes 503 while the database cannot be reached', async () => {

@@ -8,12 +8,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, credentialOf, INVALID_API_KEY_MESSAGE } from '../limits/api-keys.js';
+import { rateLimitKey } from '../limits/client-key.js';
 import type { Logger } from '../logging/logger.js';
 import type { ApiKeyStore } from '../service/api-keys.js';
 import {
   asServiceError,
   describeFailure,
   INTERNAL_SERVER_ERROR_MESSAGE,
+  RateLimitedError,
   SERVICE_UNAVAILABLE_MESSAGE,
   UNAVAILABLE_RETRY_AFTER_SECONDS,
 } from '../service/errors.js';
@@ -29,6 +31,8 @@ const grants = new WeakMap<IncomingMessage, ApiKeyGrant>();
 export const apiKeyOf = (req: IncomingMessage): ApiKeyGrant | undefined => grants.get(req);
 
 export interface ApiKeyGuardOptions {
+  /** How many proxies' X-Forwarded-For entries to trust (the client address, see client-ip.ts). */
+  trustProxyHops: number;
   /** Whether the route answers GraphQL (401 as a GraphQL error with code UNAUTHENTICATED). */
   graphql: boolean;
   logger: Logger;
@@ -71,7 +75,7 @@ export function guardApiKey(
   };
   let found: ReturnType<ApiKeyStore['resolve']>;
   try {
-    found = store.resolve(credential.hash);
+    found = store.resolve(credential.hash, rateLimitKey(req, options.trustProxyHops));
   } catch (error) {
     unavailable(req, res, error, options.logger);
     return;
@@ -90,7 +94,7 @@ export async function admitConnection(
   store: ApiKeyStore,
   req: IncomingMessage,
   payloadKey: unknown,
-  onKey?: (id: string) => void,
+  trustProxyHops: number,
 ): Promise<boolean> {
   const fromHeaders = credentialOf(req.headers);
   const fromPayload = payloadKey === undefined ? fromHeaders : credentialOf({ 'x-api-key': String(payloadKey) });
@@ -98,10 +102,9 @@ export async function admitConnection(
   if (fromHeaders.kind === 'key' && fromPayload.kind === 'key' && fromHeaders.hash !== fromPayload.hash) return false;
   const credential = fromPayload.kind === 'key' ? fromPayload : fromHeaders;
   if (credential.kind === 'none') return true;
-  const grant = await store.resolve(credential.hash);
+  const grant = await store.resolve(credential.hash, rateLimitKey(req, trustProxyHops));
   if (grant === null) return false;
   grants.set(req, grant);
-  onKey?.(grant.id);
   return true;
 }
 
@@ -116,11 +119,17 @@ export function refuse(req: IncomingMessage, res: ServerResponse, { graphql }: A
 }
 
 /**
- * Whether the key is valid cannot be told (the database cannot answer): 503, as any read of the
- * request; answering as if there were no key would be the silent fall-back the contract forbids.
+ * Whether the key is valid cannot be told: the database cannot answer (503, as any read of the
+ * request), or this address sent too many unknown keys (429). Answering as if there were no key
+ * would be the silent fall-back the contract forbids.
  */
 function unavailable(req: IncomingMessage, res: ServerResponse, error: unknown, logger: Logger): void {
   if (res.headersSent) return;
+  if (error instanceof RateLimitedError) {
+    // Too many unknown keys from this address (src/service/api-keys.ts).
+    sendError(req, res, 429, error.message, { ...NO_STORE, 'Retry-After': error.retryAfterSeconds });
+    return;
+  }
   if (asServiceError(error) !== undefined) {
     sendError(req, res, 503, SERVICE_UNAVAILABLE_MESSAGE, { 'Retry-After': UNAVAILABLE_RETRY_AFTER_SECONDS });
     return;

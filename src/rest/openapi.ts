@@ -24,6 +24,7 @@ import {
   type Response,
   SCHEMAS,
   SECURITY_SCHEMES,
+  tooManyRequests,
 } from './openapi-components.js';
 import { GET_HEAD, type PathDescription, type RestRoute } from './route.js';
 
@@ -125,7 +126,10 @@ function pathItem(route: RestRoute, description: PathDescription): PathItem {
   };
 }
 
-/** The API-key answers added to an operation's: 401, and 400 (or, where it has one, a word on its 400). */
+/**
+ * The API-key answers added to an operation's: 401, 400 (or, where it has one, a word on its
+ * 400), and 429 (too many unknown keys from one address) where it has none.
+ */
 function withKeyAnswers(responses: Operation['responses']): Operation['responses'] {
   const own = responses['400'];
   const badRequest: Response =
@@ -136,7 +140,12 @@ function withKeyAnswers(responses: Operation['responses']): Operation['responses
           description: `${own.description} ${API_KEY_IN_URL.description}`,
           headers: { ...KEY_REFUSED_CACHING, ...own.headers },
         };
-  return { ...responses, '400': badRequest, '401': INVALID_API_KEY };
+  const own429 = responses['429'];
+  const tooMany: Response =
+    own429 === undefined
+      ? tooManyRequests(KEY_REFUSED_CACHING)
+      : { ...own429, headers: { ...KEY_REFUSED_CACHING, ...own429.headers } };
+  return { ...responses, '400': badRequest, '401': INVALID_API_KEY, '429': tooMany };
 }
 
 /** A method the route serves without an operation (or the reverse) fails at start-up, not in a client. */

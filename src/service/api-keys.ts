@@ -11,19 +11,27 @@
  *   force everywhere within about a second, also when a server's listening connection was cut.
  *   While the feed is not live every keyed request reads its key from the primary; when that
  *   read fails the request answers 503, never as if it had no key.
+ * - A client address that sent UNKNOWN_KEYS_PER_MINUTE keys the database did not know within a
+ *   minute gets no more lookups until the minute is over: a key of its that is not in the cache
+ *   is answered 429 without a query (it may be valid: 401 would be wrong), so made-up keys cannot
+ *   make the database work per request. Valid keys never count, cached keys always answer. Per
+ *   process: it protects this process's database reads.
  * - When a key was last used is noted in memory and written for all keys at once every
  *   LAST_USED_FLUSH_MS (and at shutdown), so `keys list` is accurate to about a minute.
  */
 import { LRUCache } from 'lru-cache';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Config } from '../config/config.js';
 import { findActiveApiKey, isApiKeyActive, recordApiKeysUsed } from '../db/api-key-queries.js';
 import type { DatabaseHandle } from '../db/handle.js';
 import { sameHash } from '../limits/api-keys.js';
 import type { Logger } from '../logging/logger.js';
-import { asServiceError } from './errors.js';
+import { asServiceError, RateLimitedError } from './errors.js';
 import type { ApiKeyGrant } from './request.js';
 
 export const LAST_USED_FLUSH_MS = 60_000;
+/** Unknown keys a client address may have looked up per minute (see above). */
+export const UNKNOWN_KEYS_PER_MINUTE = 30;
 
 /** Stands for "no valid key has this hash" (the cache cannot hold null). */
 const NOT_FOUND = Symbol('not found');
@@ -48,6 +56,11 @@ export class ApiKeyStore {
   private readonly entries: LRUCache<string, Entry | typeof NOT_FOUND>;
   private readonly pending = new Map<string, Promise<ApiKeyGrant | null>>();
   private readonly usedAt = new Map<string, number>();
+  private readonly unknownLookups = new RateLimiterMemory({
+    keyPrefix: 'unknown-api-keys',
+    points: UNKNOWN_KEYS_PER_MINUTE,
+    duration: 60,
+  });
   private readonly timer: NodeJS.Timeout;
   private epoch = 0;
   private feedStarted = false;
@@ -61,8 +74,9 @@ export class ApiKeyStore {
   /**
    * The valid key with this hash, or null for an unknown or revoked one: at once from the cache,
    * else from the database. Rejects with an UnavailableError when the database cannot answer.
+   * `client` is the address asking (the budget key of src/limits/client-key.ts).
    */
-  resolve(hash: string): ApiKeyGrant | null | Promise<ApiKeyGrant | null> {
+  resolve(hash: string, client: string): ApiKeyGrant | null | Promise<ApiKeyGrant | null> {
     if (!this.feedStarted) {
       this.feedStarted = true;
       this.deps.startFeed();
@@ -72,12 +86,7 @@ export class ApiKeyStore {
       if (entry === NOT_FOUND) return null;
       if (entry !== undefined && sameHash(entry.hash, hash)) return this.used(entry.grant);
     }
-    let loading = this.pending.get(hash);
-    if (loading === undefined) {
-      loading = this.load(hash).finally(() => this.pending.delete(hash));
-      this.pending.set(hash, loading);
-    }
-    return loading.then((grant) => (grant === null ? null : this.used(grant)));
+    return this.lookUp(hash, client);
   }
 
   /** A key was created or revoked, or the feed was lost or regained: forget every key. */
@@ -116,14 +125,37 @@ export class ApiKeyStore {
     await this.flushLastUsed();
   }
 
+  private async lookUp(hash: string, client: string): Promise<ApiKeyGrant | null> {
+    let loading = this.pending.get(hash);
+    if (loading === undefined) {
+      loading = this.load(hash, client).finally(() => this.pending.delete(hash));
+      this.pending.set(hash, loading);
+    }
+    const grant = await loading;
+    if (grant === null) {
+      await this.unknownLookups.penalty(client, 1);
+      return null;
+    }
+    return this.used(grant);
+  }
+
   private used(grant: ApiKeyGrant): ApiKeyGrant {
     this.usedAt.set(grant.id, Date.now());
     return grant;
   }
 
-  private async load(hash: string): Promise<ApiKeyGrant | null> {
+  private async load(hash: string, client: string): Promise<ApiKeyGrant | null> {
     const epoch = this.epoch;
     const { database, config } = this.deps;
+    const unknown = await this.unknownLookups.get(client);
+    if (unknown !== null && unknown.consumedPoints >= UNKNOWN_KEYS_PER_MINUTE) {
+      throw new RateLimitedError({
+        allowed: false,
+        limit: UNKNOWN_KEYS_PER_MINUTE,
+        remaining: 0,
+        resetSeconds: Math.max(1, Math.ceil(unknown.msBeforeNext / 1000)),
+      });
+    }
     let row: Awaited<ReturnType<typeof findActiveApiKey>>;
     try {
       // The primary: a replica may not have replayed a revocation yet.

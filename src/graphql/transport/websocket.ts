@@ -51,6 +51,7 @@ export function createGraphQLWebSocket(
   { yoga }: GraphQLServer,
   logger: Logger,
   apiKeys: ApiKeyStore,
+  trustProxyHops: number,
 ): GraphQLWebSocket {
   // A message is a GraphQL request: the same bound as an HTTP body.
   const server = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BODY_BYTES });
@@ -59,13 +60,18 @@ export function createGraphQLWebSocket(
       // The key of the connection (the `apiKey` of connection_init, or the upgrade's headers);
       // every operation of the connection then counts under it.
       onConnect: async (ctx) => {
-        const admitted = await admitConnection(apiKeys, ctx.extra.request, ctx.connectionParams?.apiKey);
+        const admitted = await admitConnection(
+          apiKeys,
+          ctx.extra.request,
+          ctx.connectionParams?.apiKey,
+          trustProxyHops,
+        );
         if (!admitted) ctx.extra.socket.close(INVALID_API_KEY_CLOSE_CODE, INVALID_API_KEY_MESSAGE);
         return admitted;
       },
       onSubscribe: async (ctx, _id, payload) => {
         // Again for each operation: a key revoked since the connection opened admits no more.
-        if (!(await admitConnection(apiKeys, ctx.extra.request, ctx.connectionParams?.apiKey))) {
+        if (!(await admitConnection(apiKeys, ctx.extra.request, ctx.connectionParams?.apiKey, trustProxyHops))) {
           ctx.extra.socket.close(INVALID_API_KEY_CLOSE_CODE, INVALID_API_KEY_MESSAGE);
           return [new GraphQLError(INVALID_API_KEY_MESSAGE, { extensions: { code: 'UNAUTHENTICATED' } })];
         }
