@@ -26,7 +26,7 @@ import { findActiveApiKey, isApiKeyActive, recordApiKeysUsed } from '../db/api-k
 import type { DatabaseHandle } from '../db/handle.js';
 import { sameHash } from '../limits/api-keys.js';
 import type { Logger } from '../logging/logger.js';
-import { asServiceError, RateLimitedError } from './errors.js';
+import { asServiceError, describeFailure, RateLimitedError } from './errors.js';
 import type { ApiKeyGrant } from './request.js';
 
 export const LAST_USED_FLUSH_MS = 60_000;
@@ -114,7 +114,7 @@ export class ApiKeyStore {
         if ((this.usedAt.get(id) ?? 0) < at.getTime()) this.usedAt.set(id, at.getTime());
       }
       this.deps.logger.warn(
-        { keys: batch.size, reason: error instanceof Error ? error.message : String(error) },
+        { keys: batch.size, reason: describeFailure(error) },
         'API keys: last use not recorded; retrying at the next flush',
       );
     }
@@ -128,7 +128,11 @@ export class ApiKeyStore {
   private async lookUp(hash: string, client: string): Promise<ApiKeyGrant | null> {
     let loading = this.pending.get(hash);
     if (loading === undefined) {
-      loading = this.load(hash, client).finally(() => this.pending.delete(hash));
+      const started: Promise<ApiKeyGrant | null> = this.load(hash, client).finally(() => {
+        // A change may have replaced it with a newer lookup meanwhile.
+        if (this.pending.get(hash) === started) this.pending.delete(hash);
+      });
+      loading = started;
       this.pending.set(hash, loading);
     }
     const grant = await loading;
