@@ -5,6 +5,7 @@
  * with its own pools and its own LISTEN connection, as two server processes have. Needs
  * PostgreSQL (TEST_DATABASE_URL); skipped without it.
  */
+import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import { insertApiKey, revokeApiKey } from '../src/db/api-key-queries.js';
@@ -14,7 +15,7 @@ import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-
 import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
-import { until } from './support/live-clients.js';
+import { openRestStream, until } from './support/live-clients.js';
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('API keys on two servers on one PostgreSQL database', () => {
   let testDb: TestDatabase;
@@ -61,6 +62,34 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('API keys on two servers on one 
       }),
     );
     for (const ms of refusedAfter) expect(ms).toBeLessThanOrEqual(MAX_SILENCE_MS);
+  });
+
+  it("holds a revocation it did not hear, and ends the key's streams once it hears again", async () => {
+    const [server] = servers;
+    if (server === undefined) throw new Error('no server');
+    const { id, key } = await createKey(writer);
+    expect([await statusOn(server, key), await statusOn(server, key)]).toEqual([200, 200]);
+    const stream = await openRestStream(server.url, 'demo@me', { 'x-api-key': key });
+    expect(stream.status).toBe(200);
+
+    // The listening connections are cut and cannot come back; the pools' open connections work.
+    const admin = postgres(process.env.TEST_DATABASE_URL ?? '', { max: 1, onnotice: () => {} });
+    const name = new URL(testDb.url ?? '').pathname.slice(1);
+    try {
+      await admin.unsafe(`alter database "${name}" allow_connections false`);
+      await admin`select pg_terminate_backend(pid) from pg_stat_activity
+                  where datname = ${name} and application_name = 'name-profile-service listen'`;
+      await revokeApiKey(writer.db, id);
+      await until(() => !server.app.cache.stats().answering, MAX_SILENCE_MS + 1000, 'the feed to be lost');
+      // Not heard, yet refused: while the feed is lost every key is read from the database.
+      expect(await statusOn(server, key)).toBe(401);
+      expect(stream.ended).toBe(false);
+    } finally {
+      await admin.unsafe(`alter database "${name}" allow_connections true`);
+      await admin.end();
+    }
+    await until(() => server.app.cache.stats().answering, 10_000, 'the feed to be back');
+    await stream.waitForEnd(2000);
   });
 
   it('accepts a new key on a server that was asked for it before it existed', async () => {
