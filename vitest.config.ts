@@ -20,6 +20,7 @@ const SYSTEM_SUITES = [
   'test/limits-redis.test.ts',
   'test/rate-limits-redis-hang.test.ts',
   'test/rate-limits-processes.test.ts',
+  'test/api-keys-redis.test.ts',
   // `npm start` and server processes on a PostgreSQL server
   'test/npm-start.test.ts',
   'test/ops-workers.test.ts',

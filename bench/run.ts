@@ -34,8 +34,10 @@ import autocannon from 'autocannon';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { type GeneratorOptions, generateNdjson } from '../src/data/generator.js';
+import { insertApiKey } from '../src/db/api-key-queries.js';
 import { openDatabase } from '../src/db/database.js';
 import { listen } from '../src/http/server.js';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-keys.js';
 import { createLogger } from '../src/logging/logger.js';
 import { ServiceRequest } from '../src/service/request.js';
 import { type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
@@ -134,7 +136,7 @@ interface Scenario {
   connections?: number;
 }
 
-function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths): Scenario[] {
+function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths, apiKey: string): Scenario[] {
   const paths = names.map((name) => `/api/${encodeURIComponent(name)}`);
   const query = `query P($n: String!) { profile(name: $n) { ${GRAPHQL_SELECTION} } }`;
   const withVariables = names.map((name) => JSON.stringify({ query, variables: { n: name } }));
@@ -153,9 +155,9 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths):
     const nextBody = cycle(bodies);
     return (): RequestShape => ({ method: 'POST', path: '/graphql', body: nextBody() });
   };
-  const get = (list: string[]) => {
+  const get = (list: string[], headers?: Record<string, string>) => {
     const nextPath = cycle(list);
-    return (): RequestShape => ({ method: 'GET', path: nextPath() });
+    return (): RequestShape => ({ method: 'GET', path: nextPath(), ...(headers === undefined ? {} : { headers }) });
   };
   return [
     { key: 'static', label: 'static JSON from node:http (ceiling)', server: 'static', next: get(['/']) },
@@ -173,6 +175,12 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths):
       next: post(inline),
     },
     { key: 'restRandom', label: 'service GET /api/{name_id}, random names', server: 'service', next: get(paths) },
+    {
+      key: 'restRandomKeyed',
+      label: 'service GET /api/{name_id}, random names, with an API key (X-API-Key)',
+      server: 'service',
+      next: get(paths, { 'x-api-key': apiKey }),
+    },
     {
       key: 'restHot',
       label: 'service GET /api/{name_id}, one hot name',
@@ -250,6 +258,28 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths):
       connections: BATCH_CONNECTIONS,
     },
   ];
+}
+
+/**
+ * A key for the keyed REST scenario, made as `npm run keys -- create` makes one (a new one each
+ * run). PROFILE_LIMIT=0 switches the profile budget off for keys too, so the pair measures what a
+ * key adds: reading the header, hashing it, and finding it in the key cache.
+ */
+async function createBenchApiKey(url: string): Promise<string> {
+  const database = await openDatabase({ url, dataDir: '', poolSize: 1 });
+  try {
+    const key = generateApiKey();
+    await insertApiKey(database.db, {
+      id: generateApiKeyId(),
+      name: 'npm run bench',
+      keyHash: hashApiKey(key),
+      profileLimit: null,
+      ownerCheckLimit: null,
+    });
+    return key;
+  } finally {
+    await database.close();
+  }
 }
 
 function average(measurements: Measurement[]): Measurement {
@@ -343,6 +373,7 @@ async function main(): Promise<void> {
     PROFILE_LIMIT: '0',
   };
   const statements = await statementsOfOneBatch(url, names);
+  const apiKey = await createBenchApiKey(url);
 
   const started: SpawnedProcess[] = [];
   let stopReceiver: (() => Promise<void>) | undefined;
@@ -393,7 +424,7 @@ async function main(): Promise<void> {
     // Idle: ready, a moment for start-up garbage to be collected, no request served yet.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const idleRssMb = currentRssMb(service.process.pid);
-    const list = scenarios(names, hotName, await discoveryPaths(url, service.url, names)).filter(
+    const list = scenarios(names, hotName, await discoveryPaths(url, service.url, names), apiKey).filter(
       (scenario) => ONLY === undefined || ONLY.includes(scenario.key),
     );
     console.log('warm-up');
@@ -566,6 +597,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
   const edge = typeof extras.edge === 'object' ? extras.edge : undefined;
   const targets: Target[] = [
     ...atLeast('REST random names / bare', 'restRandom', 'bare', 1.0),
+    ...atLeast('REST random names with an API key / without', 'restRandomKeyed', 'restRandom', 0.95),
     ...atLeast('GraphQL with variables / bare', 'graphqlVariables', 'bare', 0.8),
     ...atLeast('GraphQL with variables / REST random names', 'graphqlVariables', 'restRandom', 0.85),
     ...atLeast('GraphQL inline / bare', 'graphqlInline', 'bare', 0.5),

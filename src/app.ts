@@ -18,6 +18,7 @@ import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
 import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServer, type GraphQLServerDeps } from './graphql/yoga.js';
+import { guardApiKey } from './http/api-key-guard.js';
 import { applyCors } from './http/cors.js';
 import { requestIdOf } from './http/request-id.js';
 import { type Match, Router } from './http/router.js';
@@ -30,8 +31,11 @@ import { UNMATCHED_ROUTE } from './ops/request-log.js';
 import { startTracing, type Tracing } from './ops/tracing.js';
 import { answerUndecodableApiUrl } from './rest/fallbacks.js';
 import { registerRestRoutes } from './rest/routes.js';
+import { apiKeyFeedHandlers } from './service/api-key-feed.js';
+import { ApiKeyStore } from './service/api-keys.js';
 import { createAvatarService } from './service/avatars.js';
 import { ServiceChangeFeed } from './service/change-feed.js';
+import { describeFailure } from './service/errors.js';
 import { Links } from './service/links.js';
 import { createLiveUpdates, type LiveUpdates } from './service/live-updates.js';
 import { ProfileCache } from './service/profile-cache.js';
@@ -45,6 +49,8 @@ export interface App {
   logger: Logger;
   profiles: ProfilesService;
   cache: ProfileCache;
+  /** Which API keys are valid (cached, kept fresh by the change feed). */
+  apiKeys: ApiKeyStore;
   /** Live-update subscriptions (GraphQL profileChanged, REST events); `close()` ends them at shutdown. */
   live: LiveUpdates;
   /** Health, readiness, metrics, request logs, and the shutdown switch. */
@@ -102,7 +108,17 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     perClient: config.liveSubscriptionsPerClient,
     total: config.liveSubscriptionsMax,
   });
-  feed.deliverTo(cache, live, edgeFeedHandlers(edge, purging?.purger));
+  const apiKeys = new ApiKeyStore({
+    database,
+    config,
+    logger,
+    isLive: () => feed.live,
+    startFeed: () =>
+      void feed
+        .start()
+        .catch((error: unknown) => logger.warn({ reason: describeFailure(error) }, 'change feed not started')),
+  });
+  feed.deliverTo(cache, live, edgeFeedHandlers(edge, purging?.purger), apiKeyFeedHandlers(apiKeys, live, logger));
   if (config.profileCacheSize > 0 || edge.purging) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
@@ -131,7 +147,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     { cors: true },
   );
   registerGraphiQLAssetRoutes(router, logger);
-  const websocket = createGraphQLWebSocket(graphql, logger);
+  const websocket = createGraphQLWebSocket(graphql, logger, apiKeys, config.trustProxyHops);
   const endStreams = async () => {
     live.close();
     await websocket.close();
@@ -146,7 +162,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     operations,
     tracing,
     graphql,
-    handle: requestHandler(router, operations, tracing),
+    handle: requestHandler(router, operations, tracing, apiKeys, logger, config.trustProxyHops),
+    apiKeys,
     live,
     upgrade(req, socket, head) {
       if (new URL(req.url ?? '/', 'http://localhost').pathname === GRAPHQL_ENDPOINT) {
@@ -160,6 +177,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       await endStreams().catch(() => {});
       await purging?.close();
       await feed.close();
+      await apiKeys.close().catch(() => {});
       await limits.close();
       stopObservingStatements?.();
       if (options.database === undefined) await database.close();
@@ -171,21 +189,28 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
 /**
  * Every request: its request ID, route, CORS headers and log line, then its answer — within its
  * SERVER span when tracing is on. With tracing off the handler is the same as before tracing
- * existed, so it costs nothing.
+ * existed, so it costs nothing. The routes apps call (the CORS routes: `/api/…`, `/graphql`,
+ * WebFinger) are answered after their API key is checked (src/http/api-key-guard.ts).
  */
 function requestHandler(
   router: Router,
   operations: Operations,
   tracing: Tracing | undefined,
+  apiKeys: ApiKeyStore,
+  logger: Logger,
+  trustProxyHops: number,
 ): (req: IncomingMessage, res: ServerResponse) => void {
+  const onKey = (req: IncomingMessage, id: string) => operations.noteApiKey(req, id);
   const route = (req: IncomingMessage, res: ServerResponse): Match => {
     res.setHeader('X-Request-Id', requestIdOf(req));
     // No answer of the service is to be read as another type than it declares (JSON, SSE, HTML).
     res.setHeader('X-Content-Type-Options', 'nosniff');
     const match = router.match(req, res);
-    if (match.route?.cors === true) applyCors(res);
     operations.observe(req, res, match.route?.pattern ?? UNMATCHED_ROUTE);
-    return match;
+    if (match.route?.cors !== true) return match;
+    applyCors(res);
+    const options = { graphql: match.route.pattern === GRAPHQL_ENDPOINT, logger, onKey, trustProxyHops };
+    return { route: match.route, answer: () => guardApiKey(apiKeys, req, res, options, match.answer) };
   };
   if (tracing === undefined) return (req, res) => route(req, res).answer();
   return (req, res) => {

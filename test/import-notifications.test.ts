@@ -69,7 +69,7 @@ function announced(payloads: readonly string[]): Array<string> {
   return payloads
     .flatMap((payload) => {
       const change = parseChangePayload(payload);
-      if (change.kind === 'committed') return [];
+      if (change.kind === 'committed' || change.kind === 'api-key') return [];
       return change.kind === 'everything' ? [EVERYTHING] : change.names;
     })
     .sort();
@@ -79,7 +79,7 @@ function announced(payloads: readonly string[]): Array<string> {
 function changeIds(payloads: readonly string[]): { changes: Array<string | undefined>; committed: string[] } {
   const notifications = payloads.map(parseChangePayload);
   return {
-    changes: notifications.flatMap((n) => (n.kind === 'committed' ? [] : [n.id])),
+    changes: notifications.flatMap((n) => (n.kind === 'committed' || n.kind === 'api-key' ? [] : [n.id])),
     committed: notifications.flatMap((n) => (n.kind === 'committed' ? [n.id] : [])),
   };
 }

@@ -13,7 +13,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('in-memory limiter', () => {
   it('allows the budget, then refuses with the time until the window resets', async () => {
-    const limiter = createMemoryLimiter('t', 3, 60);
+    const limiter = createMemoryLimiter('profile', 3, 60);
     const decisions = [];
     for (let i = 0; i < 4; i++) decisions.push(await limiter.consume('203.0.113.1'));
 
@@ -27,20 +27,20 @@ describe('in-memory limiter', () => {
   });
 
   it('counts each key on its own', async () => {
-    const limiter = createMemoryLimiter('t', 1, 60);
+    const limiter = createMemoryLimiter('profile', 1, 60);
     expect((await limiter.consume('203.0.113.1')).allowed).toBe(true);
     expect((await limiter.consume('203.0.113.1')).allowed).toBe(false);
     expect((await limiter.consume('203.0.113.2')).allowed).toBe(true);
   });
 
   it('takes several points at once', async () => {
-    const limiter = createMemoryLimiter('t', 5, 60);
+    const limiter = createMemoryLimiter('profile', 5, 60);
     expect(await limiter.consume('k', 4)).toMatchObject({ allowed: true, remaining: 1 });
     expect(await limiter.consume('k', 2)).toMatchObject({ allowed: false, remaining: 0 });
   });
 
   it('gives the full budget back when the window has passed', async () => {
-    const limiter = createMemoryLimiter('t', 2, 1);
+    const limiter = createMemoryLimiter('profile', 2, 1);
     await limiter.consume('k');
     await limiter.consume('k');
     expect((await limiter.consume('k')).allowed).toBe(false);

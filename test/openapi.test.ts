@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { openDatabase } from '../src/db/database.js';
+import { generateApiKey } from '../src/limits/api-keys.js';
+import { UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 
@@ -53,6 +55,7 @@ const DESCRIBABLE_HEADERS = [
   'content-disposition',
   'content-security-policy',
   'x-content-type-options',
+  'www-authenticate',
 ];
 
 const PUBLIC_URL = 'https://names.test';
@@ -277,6 +280,35 @@ describe('OpenAPI document', () => {
       await getAndHead(limited, OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me'); // 429
     });
     await methodNotAllowed(OWNER_CHECK, OWNER_CHECK);
+  });
+
+  it('describes the answers to an invalid API key and to a key in the query string, on every path', async () => {
+    const unknownKey = { 'X-API-Key': `nps_${'0'.repeat(40)}` };
+    const targets: Array<[string, string]> = [
+      [OPENAPI, OPENAPI],
+      [OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me'],
+      [EVENTS, '/api/demo@me/events'],
+      ...LOOKUPS.map((lookup): [string, string] => [lookup.path, lookup.found]),
+    ];
+    for (const [path, url] of targets) {
+      await getAndHead(server, path, url, { headers: unknownKey });
+      await getAndHead(server, path, `${url}${url.includes('?') ? '&' : '?'}api_key=x`);
+    }
+    const post = (url: string, headers: Record<string, string> = {}) =>
+      fetch(`${server.url}${url}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...headers },
+        body: '{"names":["demo@me"]}',
+      });
+    await check(BATCH, 'post', await post(BATCH, { Authorization: 'Basic eDp5' }));
+    await check(BATCH, 'post', await post(`${BATCH}?apiKey=x`));
+    // Past the unknown keys an address may send (src/service/api-keys.ts): 429 on every path.
+    await withServer(handle, {}, async (own) => {
+      const madeUp = () => ({ 'X-API-Key': generateApiKey() });
+      for (let i = 0; i < UNKNOWN_KEYS_PER_MINUTE; i += 1) await fetch(`${own.url}${OPENAPI}`, { headers: madeUp() });
+      for (const [path, url] of targets) await getAndHead(own, path, url, { headers: madeUp() });
+      await check(BATCH, 'post', await fetch(`${own.url}${BATCH}`, { method: 'POST', headers: madeUp(), body: '{}' }));
+    });
   });
 
   it('describes 503 while the database cannot be reached', async () => {

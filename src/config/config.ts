@@ -81,6 +81,12 @@ export interface Config {
   /** Profile lookups per client IP per `rateWindowSeconds`; 0 switches the limit off. */
   profileLimit: number;
   rateWindowSeconds: number;
+  /** Profile lookups per API key per `rateWindowSeconds`, for keys created without a limit of their own. */
+  apiKeyProfileLimit: number;
+  /** Owner checks per API key per `rateWindowSeconds`, for keys created without a limit of their own. */
+  apiKeyOwnerCheckLimit: number;
+  /** API keys (and unknown keys) kept in memory per process. */
+  apiKeyCacheSize: number;
   cacheMaxAgeSeconds: number;
   /** The `Cache-Control` of profile answers (from CACHE_MAX_AGE). */
   profileCacheControl: string;
@@ -333,6 +339,9 @@ export function loadConfig(env: Env = process.env): Config {
     ownerCheckLimit: integer(env, 'OWNER_CHECK_LIMIT', 10, 1, 1_000_000),
     profileLimit: integer(env, 'PROFILE_LIMIT', 600, 0, 100_000_000),
     rateWindowSeconds: 60,
+    apiKeyProfileLimit: integer(env, 'API_KEY_PROFILE_LIMIT', 6000, 1, 100_000_000),
+    apiKeyOwnerCheckLimit: integer(env, 'API_KEY_OWNER_CHECK_LIMIT', 100, 1, 1_000_000),
+    apiKeyCacheSize: integer(env, 'API_KEY_CACHE_SIZE', 10_000, 1, 10_000_000),
     cacheMaxAgeSeconds: cacheMaxAge,
     profileCacheControl: `public, max-age=${cacheMaxAge}`,
     cachePurgeUrls: purgeUrls(env),

@@ -30,7 +30,13 @@
 import { randomUUID } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import type postgres from 'postgres';
-import { PROFILE_CHANGES_CHANNEL, type ProfileChange, parseChangePayload } from './change-notifications.js';
+import {
+  type ApiKeyChange,
+  type ChangeNotification,
+  PROFILE_CHANGES_CHANNEL,
+  type ProfileChange,
+  parseChangePayload,
+} from './change-notifications.js';
 import type { Freshness } from './freshness.js';
 import { parseWalPosition } from './wal-position.js';
 
@@ -44,6 +50,8 @@ const HEARTBEAT_PREFIX = 'heartbeat:';
 export interface ChangeFeedHandlers {
   /** Profiles changed (only called while the feed is live). */
   onChange(change: ProfileChange): void;
+  /** An API key was created or revoked (only called while the feed is live). */
+  onApiKeyChange?(change: ApiKeyChange): void;
   /** The feed can vouch for every change from now on; whatever was missed before is unknown. */
   onLive(): void;
   /** The feed can no longer vouch for hearing every change. */
@@ -120,6 +128,10 @@ export async function listenToPostgres(
     const notification = parseChangePayload(payload);
     if (notification.kind === 'committed') {
       options.freshness?.committed(notification.id, notification.position);
+      return;
+    }
+    if (notification.kind === 'api-key') {
+      if (liveness.live) handlers.onApiKeyChange?.(notification);
       return;
     }
     // Heard, live or not: a replica read must wait for it either way.
@@ -203,8 +215,7 @@ export async function listenToPostgres(
 export async function listenToPglite(client: PGlite, handlers: ChangeFeedHandlers): Promise<ChangeFeed> {
   const liveness = new Liveness(handlers);
   const unlisten = await client.listen(PROFILE_CHANGES_CHANNEL, (payload) => {
-    const notification = parseChangePayload(payload);
-    if (notification.kind !== 'committed') handlers.onChange(notification);
+    dispatch(parseChangePayload(payload), handlers);
   });
   liveness.up();
   return {
@@ -216,4 +227,9 @@ export async function listenToPglite(client: PGlite, handlers: ChangeFeedHandler
       await unlisten().catch(() => {});
     },
   };
+}
+
+function dispatch(notification: ChangeNotification, handlers: ChangeFeedHandlers): void {
+  if (notification.kind === 'api-key') handlers.onApiKeyChange?.(notification);
+  else if (notification.kind !== 'committed') handlers.onChange(notification);
 }

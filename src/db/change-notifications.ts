@@ -40,8 +40,17 @@ export type ProfileChange =
   | { kind: 'names'; names: string[]; id?: string; at?: number }
   | { kind: 'everything'; id?: string; at?: number };
 
+/** An API key was created or revoked. */
+export interface ApiKeyChange {
+  kind: 'api-key';
+  keyId: string;
+}
+
 /** A notification: a change, or the position after the commit of change `id`. */
-export type ChangeNotification = ProfileChange | { kind: 'committed'; id: string; position: WalPosition };
+export type ChangeNotification =
+  | ProfileChange
+  | ApiKeyChange
+  | { kind: 'committed'; id: string; position: WalPosition };
 
 /** The payloads announcing that `names` changed (canonical name IDs), as change `id`. */
 function changePayloads(id: string, names: readonly string[] | typeof EVERYTHING, at: number = Date.now()): string[] {
@@ -81,7 +90,8 @@ export function parseChangePayload(payload: string): ChangeNotification {
   }
   if (isNameList(parsed)) return { kind: 'names', names: parsed };
   if (typeof parsed !== 'object' || parsed === null) return { kind: 'everything' };
-  const { id, names, everything, committed, lsn, at } = parsed as Record<string, unknown>;
+  const { id, names, everything, committed, lsn, at, apiKey } = parsed as Record<string, unknown>;
+  if (typeof apiKey === 'string') return { kind: 'api-key', keyId: apiKey };
   if (typeof committed === 'string' && typeof lsn === 'string') {
     const position = parseWalPosition(lsn);
     if (position !== undefined) return { kind: 'committed', id: committed, position };
@@ -120,4 +130,12 @@ export async function notifyCommitted(db: Database, id: string): Promise<void> {
   await db.execute(
     sql`select pg_notify(${PROFILE_CHANGES_CHANNEL}, json_build_object('committed', ${id}::text, 'lsn', pg_current_wal_insert_lsn()::text)::text)`,
   );
+}
+
+/**
+ * Announces that API key `keyId` was created or revoked. Call it inside the transaction that
+ * wrote it: every server then drops the keys it holds in memory when the change commits.
+ */
+export async function notifyApiKeyChange(db: Database, keyId: string): Promise<void> {
+  await db.execute(sql`select pg_notify(${PROFILE_CHANGES_CHANNEL}, ${JSON.stringify({ apiKey: keyId })})`);
 }

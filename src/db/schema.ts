@@ -127,7 +127,36 @@ export const walletAddresses = pgTable(
   ],
 );
 
+/**
+ * API keys of third-party apps (src/service/api-keys.ts). Only the SHA-256 of a key is stored: a
+ * key is 40 random base62 characters (about 238 bits), which no one can find from its hash by
+ * trying, so a slow password hash would add cost to every keyed request and no protection.
+ * Limits are per minute; null means the configured default (API_KEY_PROFILE_LIMIT,
+ * API_KEY_OWNER_CHECK_LIMIT) at the time of the request.
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    /** Public id (`key_` and 12 base62 characters): what logs, metrics and `keys list` show. */
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    /** Lower-case hex SHA-256 of the whole key. */
+    keyHash: text('key_hash').notNull().unique('api_keys_key_hash_unique'),
+    profileLimit: integer('profile_limit'),
+    ownerCheckLimit: integer('owner_check_limit'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** Written in batches by the servers (about once a minute), not per request. */
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [
+    check('api_keys_profile_limit_positive', sql`${t.profileLimit} > 0`),
+    check('api_keys_owner_check_limit_positive', sql`${t.ownerCheckLimit} > 0`),
+  ],
+);
+
 export type ProfileRow = typeof profiles.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 /** Drizzle over this schema: what every query module is given, on PostgreSQL or PGlite. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof import('./schema.js')>;

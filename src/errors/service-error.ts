@@ -7,7 +7,7 @@
 import type { RateLimitDecision } from '../limits/rate-limit.js';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */
-const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 export const SERVICE_UNAVAILABLE_MESSAGE = 'Service unavailable';
 

@@ -6,7 +6,7 @@
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import { createMemoryLimiter } from './memory-limiter.js';
-import type { RateLimiter, RateLimits } from './rate-limit.js';
+import type { RateLimitBudget, RateLimiter, RateLimits } from './rate-limit.js';
 import { connectRedis } from './redis-connection.js';
 import { createRedisLimiter } from './redis-limiter.js';
 
@@ -32,8 +32,8 @@ export function createRateLimits(config: Config, logger: Logger, options: RateLi
   }
   const prefix = options.keyPrefix ?? config.rateLimitPrefix ?? DEFAULT_KEY_PREFIX;
   const connection = connectRedis(config.redisUrl, logger);
-  const redisLimiter = (budget: string, limit: number): RateLimiter =>
-    createRedisLimiter(connection, { keyPrefix: `${prefix}:${budget}`, limit, durationSeconds: window });
+  const redisLimiter = (budget: RateLimitBudget, limit: number): RateLimiter =>
+    createRedisLimiter(connection, { budget, keyPrefix: `${prefix}:${budget}`, limit, durationSeconds: window });
   return {
     ownerCheck: redisLimiter('owner-check', config.ownerCheckLimit),
     profile: config.profileLimit === 0 ? null : redisLimiter('profile', config.profileLimit),

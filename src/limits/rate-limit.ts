@@ -14,10 +14,18 @@ export interface RateLimitDecision {
   resetSeconds: number;
 }
 
+/** The budgets a client draws on; an API key has a limit of its own for each. */
+export type RateLimitBudget = 'profile' | 'owner-check';
+
 export interface RateLimiter {
+  readonly budget: RateLimitBudget;
+  /** The budget per window of a client without an API key. */
   readonly limit: number;
-  /** Takes `points` (default 1) from `key`'s budget. Never rejects: a store failure is handled inside. */
-  consume(key: string, points?: number): Promise<RateLimitDecision>;
+  /**
+   * Takes `points` (default 1) from `key`'s budget of `limit` points per window (default: the
+   * limiter's). Never rejects: a store failure is handled inside.
+   */
+  consume(key: string, points?: number, limit?: number): Promise<RateLimitDecision>;
 }
 
 export interface RateLimits {

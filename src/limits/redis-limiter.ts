@@ -11,11 +11,12 @@
  * process; that is the price of answering instead of failing.
  */
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { decision } from './memory-limiter.js';
-import type { RateLimiter } from './rate-limit.js';
+import { decision, limitersByLimit } from './memory-limiter.js';
+import type { RateLimitBudget, RateLimiter } from './rate-limit.js';
 import type { RedisConnection } from './redis-connection.js';
 
 export interface RedisLimiterOptions {
+  budget: RateLimitBudget;
   /** Namespaces the counters, e.g. `rl:owner-check`; different budgets need different prefixes. */
   keyPrefix: string;
   limit: number;
@@ -23,26 +24,31 @@ export interface RedisLimiterOptions {
 }
 
 export function createRedisLimiter(connection: RedisConnection, options: RedisLimiterOptions): RateLimiter {
-  const { keyPrefix, limit, durationSeconds } = options;
-  const limiter = new RateLimiterRedis({
-    storeClient: connection.client,
-    keyPrefix,
-    points: limit,
-    duration: durationSeconds,
-    // Check the connection state before every call and go to the insurance at once when it is
-    // not ready, instead of handing ioredis a command it can only reject.
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory({ keyPrefix, points: limit, duration: durationSeconds }),
-  });
+  const { budget, keyPrefix, limit, durationSeconds } = options;
+  // An API key's limit gets limiters of its own (see limitersByLimit), on the same Redis keys.
+  const byLimit = limitersByLimit(
+    (points) =>
+      new RateLimiterRedis({
+        storeClient: connection.client,
+        keyPrefix,
+        points,
+        duration: durationSeconds,
+        // Check the connection state before every call and go to the insurance at once when it is
+        // not ready, instead of handing ioredis a command it can only reject.
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: durationSeconds }),
+      }),
+  );
 
   return {
+    budget,
     limit,
-    async consume(key, points = 1) {
+    async consume(key, points = 1, keyLimit = limit) {
       await connection.started;
       try {
-        return decision(limit, true, await limiter.consume(key, points));
+        return decision(keyLimit, true, await byLimit(keyLimit).consume(key, points));
       } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) return decision(limit, false, rejection);
+        if (rejection instanceof RateLimiterRes) return decision(keyLimit, false, rejection);
         throw rejection;
       }
     },

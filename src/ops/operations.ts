@@ -3,6 +3,7 @@
  * line, and the shutdown switch.
  */
 import cluster from 'node:cluster';
+import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { DatabaseHandle } from '../db/database.js';
 import type { Router } from '../http/router.js';
@@ -32,6 +33,8 @@ export interface Operations {
    * store, its state in `rate_limit_store_up`.
    */
   observeRateLimits(limits: RateLimits): RateLimits;
+  /** The request's valid API key, by its id: the request log line shows it. */
+  noteApiKey(req: IncomingMessage, id: string): void;
   /** Readiness turns 503 and answers ask clients to close their connections. */
   beginShutdown(): void;
 }
@@ -73,6 +76,9 @@ export function createOperations({ database, logger, cacheStats }: OperationsDep
     },
     graphqlPlugin: graphqlOperationMetrics(metrics, notes),
     observeRateLimits: (limits) => observeRateLimits(limits, metrics),
+    noteApiKey: (req, id) => {
+      notes.of(req).apiKeyId = id;
+    },
     beginShutdown: () => readiness.beginShutdown(),
   };
 }

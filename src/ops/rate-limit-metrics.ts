@@ -8,9 +8,10 @@ import { type Metrics, type RateLimitBudget, registerRateLimitStoreMetric } from
 
 function counted(limiter: RateLimiter, budget: RateLimitBudget, metrics: Metrics): RateLimiter {
   return {
+    budget: limiter.budget,
     limit: limiter.limit,
-    async consume(key, points) {
-      const decision = await limiter.consume(key, points);
+    async consume(key, points, limit) {
+      const decision = await limiter.consume(key, points, limit);
       if (!decision.allowed) metrics.rateLimitRejections.inc({ budget });
       return decision;
     },

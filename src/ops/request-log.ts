@@ -39,7 +39,8 @@ export function createRequestObserver({ logger, metrics, notes, quietRoutes }: R
       const level = res.writableFinished && res.statusCode >= 500 ? 'warn' : quietRoutes.has(route) ? 'debug' : 'info';
       if (!logger.isLevelEnabled(level)) return;
       const requestId = res.getHeader('x-request-id');
-      const operations = notes.get(req)?.graphqlOperations;
+      const note = notes.get(req);
+      const operations = note?.graphqlOperations;
       const line = {
         requestId: typeof requestId === 'string' ? requestId : undefined,
         method,
@@ -47,6 +48,7 @@ export function createRequestObserver({ logger, metrics, notes, quietRoutes }: R
         status: res.writableFinished ? res.statusCode : ABORTED_STATUS,
         durationMs: Math.round(seconds * 1e6) / 1e3,
         ...(operations === undefined ? {} : { operations }),
+        ...(note?.apiKeyId === undefined ? {} : { apiKey: note.apiKeyId }),
       };
       logger[level](line, 'request');
     });

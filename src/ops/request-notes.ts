@@ -6,6 +6,8 @@ import type { IncomingMessage } from 'node:http';
 
 interface RequestNote {
   graphqlOperations?: string[];
+  /** The id of the request's valid API key (never the key). */
+  apiKeyId?: string;
 }
 
 export interface RequestNotes {

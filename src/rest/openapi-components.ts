@@ -331,4 +331,42 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   ),
   'Content-Security-Policy': stringHeader("`default-src 'none'; style-src 'unsafe-inline'`."),
   'X-Content-Type-Options': stringHeader('`nosniff`.'),
+  'WWW-Authenticate': stringHeader('`Bearer`: send a valid API key, or none.'),
+  // Under a name of its own: the same header, sent only when the API key was refused.
+  'Cache-Control-Key-Refused': stringHeader('`no-store` when the answer refuses an API key.', false),
 };
+
+/** The two ways to send an API key; optional everywhere (`{}` in `security`: keyless). */
+export const SECURITY_SCHEMES: Readonly<Record<string, Schema>> = {
+  ApiKeyBearer: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An API key (`nps_` and at least 32 base62 characters) as `Authorization: Bearer <key>`: requests are ' +
+      "limited per key, with the key's own limits, instead of per client address. An unknown or revoked key " +
+      'answers 401, never as if there were no key.',
+  },
+  ApiKeyHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description: 'The same API key in `X-API-Key`. With both headers, they must hold the same key.',
+  },
+};
+
+/** What every path answers to an invalid, unknown or revoked API key. */
+export const INVALID_API_KEY = errorAnswer(
+  'An API key that is malformed, unknown or revoked (or two headers with different keys).',
+  'Invalid API key',
+  { ...headers('WWW-Authenticate'), ...CACHING },
+);
+
+/** `Cache-Control: no-store` where a 400 of the path's own carries none. */
+export const KEY_REFUSED_CACHING: Headers = { 'Cache-Control': header('Cache-Control-Key-Refused') };
+
+/** What every path answers to an API key in its query string (`api_key`, `apiKey`). */
+export const API_KEY_IN_URL = errorAnswer(
+  'An API key in the query string (`api_key` or `apiKey`): keys go in a header.',
+  'Send the API key in a header, not in the URL',
+  CACHING,
+);

@@ -13,13 +13,18 @@
 import type { HTTPMethod } from 'find-my-way';
 import { JSON_CONTENT_TYPE, sendBody } from '../http/respond.js';
 import {
+  API_KEY_IN_URL,
   EVERY,
   HEADERS,
+  INVALID_API_KEY,
+  KEY_REFUSED_CACHING,
   methodNotAllowed,
   type Operation,
   type Parameter,
   type Response,
   SCHEMAS,
+  SECURITY_SCHEMES,
+  tooManyRequests,
 } from './openapi-components.js';
 import { GET_HEAD, type PathDescription, type RestRoute } from './route.js';
 
@@ -77,8 +82,8 @@ function openApiDocument(routes: readonly RestRoute[], publicUrl: string): Reado
       },
     },
     servers: [{ url: publicUrl, description: 'This deployment (PUBLIC_URL).' }],
-    // Public data: no authentication; budgets are per client address.
-    security: [],
+    // Public data: a key is optional; it only changes whose budget a request draws on.
+    security: [{}, { ApiKeyBearer: [] }, { ApiKeyHeader: [] }],
     tags: [
       { name: 'Profiles', description: 'Profiles of name IDs: one, many, or as a vCard.' },
       { name: 'Avatars', description: 'Avatar images, with a generated fallback.' },
@@ -88,7 +93,7 @@ function openApiDocument(routes: readonly RestRoute[], publicUrl: string): Reado
       { name: 'Meta', description: 'This description.' },
     ],
     paths,
-    components: { schemas: SCHEMAS, headers: HEADERS },
+    components: { schemas: SCHEMAS, headers: HEADERS, securitySchemes: SECURITY_SCHEMES },
   };
 }
 
@@ -104,11 +109,12 @@ function documentPath(route: RestRoute, description: PathDescription): string {
 function pathItem(route: RestRoute, description: PathDescription): PathItem {
   checkEveryMethodDescribed(route, description);
   // The router answers every other method with 405 (src/http/router.ts); OpenAPI has no place
-  // for "any other method", so each operation documents it.
+  // for "any other method", so each operation documents it. Every path checks API keys first
+  // (src/http/api-key-guard.ts).
   const refusal = methodNotAllowed(listed(route.methods));
   const withRefusal = (operation: Operation): Operation => ({
     ...operation,
-    responses: { ...operation.responses, '405': refusal },
+    responses: withKeyAnswers({ ...operation.responses, '405': refusal }),
   });
   const parameters = Object.values(description.pathParameters ?? {});
   const get = description.get && withRefusal(description.get);
@@ -118,6 +124,28 @@ function pathItem(route: RestRoute, description: PathDescription): PathItem {
     ...(get !== undefined && route.methods.includes('HEAD') ? { head: headOf(get) } : {}),
     ...(description.post === undefined ? {} : { post: withRefusal(description.post) }),
   };
+}
+
+/**
+ * The API-key answers added to an operation's: 401, 400 (or, where it has one, a word on its
+ * 400), and 429 (too many unknown keys from one address) where it has none.
+ */
+function withKeyAnswers(responses: Operation['responses']): Operation['responses'] {
+  const own = responses['400'];
+  const badRequest: Response =
+    own === undefined
+      ? API_KEY_IN_URL
+      : {
+          ...own,
+          description: `${own.description} ${API_KEY_IN_URL.description}`,
+          headers: { ...KEY_REFUSED_CACHING, ...own.headers },
+        };
+  const own429 = responses['429'];
+  const tooMany: Response =
+    own429 === undefined
+      ? tooManyRequests(KEY_REFUSED_CACHING)
+      : { ...own429, headers: { ...KEY_REFUSED_CACHING, ...own429.headers } };
+  return { ...responses, '400': badRequest, '401': INVALID_API_KEY, '429': tooMany };
 }
 
 /** A method the route serves without an operation (or the reverse) fails at start-up, not in a client. */

@@ -94,6 +94,9 @@ export class ServiceChangeFeed {
         }
         for (const other of this.#others) other.onChange(change);
       },
+      onApiKeyChange: (change) => {
+        for (const other of this.#others) other.onApiKeyChange?.(change);
+      },
       onLive: () => {
         this.#cache?.clear();
         this.#listener?.everythingMayHaveChanged();

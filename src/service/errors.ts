@@ -13,7 +13,12 @@ import { ServiceError } from '../errors/service-error.js';
 import { type RateLimitDecision, tooManyRequestsMessage } from '../limits/rate-limit.js';
 
 export { describeFailure } from '../errors/cause-chain.js';
-export { SERVICE_UNAVAILABLE_MESSAGE, ServiceError, UnavailableError } from '../errors/service-error.js';
+export {
+  SERVICE_UNAVAILABLE_MESSAGE,
+  ServiceError,
+  UNAVAILABLE_RETRY_AFTER_SECONDS,
+  UnavailableError,
+} from '../errors/service-error.js';
 
 /** What a client sees of an unexpected failure, on either surface. */
 export const INTERNAL_SERVER_ERROR_MESSAGE = 'Internal server error';

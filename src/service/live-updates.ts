@@ -52,8 +52,11 @@ export type LiveTransport = 'sse' | 'websocket' | 'rest';
 export interface LiveSink {
   /** Hands over an event; false when the client is too far behind (it is dropped then). */
   push(event: ProfileChangeEvent): boolean;
-  /** The hub ends the subscription: the client was too slow, or the server shuts down. */
-  end(reason: 'dropped' | 'shutdown'): void;
+  /**
+   * The hub ends the subscription: the client was too slow, the server shuts down, or the API key
+   * it was opened with was revoked (ended cleanly, like a shutdown).
+   */
+  end(reason: 'dropped' | 'shutdown' | 'revoked'): void;
 }
 
 export interface LiveSubscription {
@@ -106,6 +109,10 @@ export interface LiveUpdates {
   changed(names: readonly string[]): void;
   everythingMayHaveChanged(): void;
   stats(): LiveUpdateStats;
+  /** The clients (rate-limit keys) with open subscriptions. */
+  openClients(): string[];
+  /** Ends every subscription of one client (an API key that was revoked); returns how many. */
+  endClient(clientKey: string): number;
   /** Ends every subscription (shutdown) and refuses new ones. */
   close(): void;
 }
@@ -318,6 +325,17 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
       const open: Record<LiveTransport, number> = { sse: 0, websocket: 0, rest: 0 };
       for (const subscriber of subscribers) open[subscriber.transport] += 1;
       return { open, clients: perClientOpen.size, watchedNames: watched.size, ...counters };
+    },
+
+    openClients: () => [...perClientOpen.keys()],
+
+    endClient(clientKey) {
+      const ended = [...subscribers].filter((subscriber) => subscriber.clientKey === clientKey);
+      for (const subscriber of ended) {
+        release(subscriber);
+        subscriber.sink.end('revoked');
+      }
+      return ended.length;
     },
 
     close() {

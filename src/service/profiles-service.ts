@@ -201,14 +201,17 @@ export async function checkNameList(
   return { names: parsed.map((name) => name?.name ?? ''), rateLimit };
 }
 
-/** Takes `points` from the client's budget; throws RateLimitedError when it is spent. */
+/**
+ * Takes `points` from the client's budget (an API key's own limit when the request has one);
+ * throws RateLimitedError when it is spent.
+ */
 async function spend(
   limiter: RateLimiter | null,
   request: ServiceRequest,
   points: number,
 ): Promise<RateLimitDecision | undefined> {
   if (limiter === null) return undefined; // this budget is switched off
-  const decision = await limiter.consume(request.clientKey, points);
+  const decision = await limiter.consume(request.clientKey, points, request.apiKey?.limits[limiter.budget]);
   if (!decision.allowed) throw new RateLimitedError(decision);
   return decision;
 }

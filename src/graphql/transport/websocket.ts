@@ -5,6 +5,10 @@
  * document limits, validation, context (client IP from the upgrade request, the service),
  * error masking and operation metrics.
  *
+ * An API key comes in the `connection_init` payload's `apiKey` (or the upgrade's headers) and is
+ * checked when the connection opens and again for each operation (src/http/api-key-guard.ts); an
+ * invalid, unknown or revoked key closes the connection with 4401. A key in the upgrade URL is a 400.
+ *
  * A connection's subscriptions are cut together when the client stops reading (the socket's
  * buffered bytes, see ../schema/subscriptions/event-queue.ts); graphql-ws pings every KEEP_ALIVE_MS, which
  * keeps proxies from closing an idle connection and finds dead peers. At shutdown the
@@ -15,11 +19,20 @@ import type { Duplex } from 'node:stream';
 import { type ExecutionArgs, type execute, GraphQLError, type subscribe } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { admitConnection } from '../../http/api-key-guard.js';
+import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, INVALID_API_KEY_MESSAGE } from '../../limits/api-keys.js';
 import type { Logger } from '../../logging/logger.js';
+import type { ApiKeyStore } from '../../service/api-keys.js';
 import type { GraphQLServer } from '../yoga.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
 
 const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * graphql-ws's close code for an unauthenticated connection; its client does not retry it. An
+ * invalid, unknown or revoked API key closes the connection with it and `Invalid API key`.
+ */
+const INVALID_API_KEY_CLOSE_CODE = 4401;
 
 export interface GraphQLWebSocket {
   /** Takes an HTTP upgrade of `/graphql`. */
@@ -34,12 +47,34 @@ interface Enveloped {
   subscribe: (args: ExecutionArgs) => unknown;
 }
 
-export function createGraphQLWebSocket({ yoga }: GraphQLServer, logger: Logger): GraphQLWebSocket {
+export function createGraphQLWebSocket(
+  { yoga }: GraphQLServer,
+  logger: Logger,
+  apiKeys: ApiKeyStore,
+  trustProxyHops: number,
+): GraphQLWebSocket {
   // A message is a GraphQL request: the same bound as an HTTP body.
   const server = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BODY_BYTES });
   const disposable = useServer(
     {
+      // The key of the connection (the `apiKey` of connection_init, or the upgrade's headers);
+      // every operation of the connection then counts under it.
+      onConnect: async (ctx) => {
+        const admitted = await admitConnection(
+          apiKeys,
+          ctx.extra.request,
+          ctx.connectionParams?.apiKey,
+          trustProxyHops,
+        );
+        if (!admitted) ctx.extra.socket.close(INVALID_API_KEY_CLOSE_CODE, INVALID_API_KEY_MESSAGE);
+        return admitted;
+      },
       onSubscribe: async (ctx, _id, payload) => {
+        // Again for each operation: a key revoked since the connection opened admits no more.
+        if (!(await admitConnection(apiKeys, ctx.extra.request, ctx.connectionParams?.apiKey, trustProxyHops))) {
+          ctx.extra.socket.close(INVALID_API_KEY_CLOSE_CODE, INVALID_API_KEY_MESSAGE);
+          return [new GraphQLError(INVALID_API_KEY_MESSAGE, { extensions: { code: 'UNAUTHENTICATED' } })];
+        }
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
@@ -77,6 +112,13 @@ export function createGraphQLWebSocket({ yoga }: GraphQLServer, logger: Logger):
 
   return {
     handleUpgrade(req, socket, head) {
+      if (req.url !== undefined && apiKeyInQuery(req.url)) {
+        const body = JSON.stringify({ error: API_KEY_IN_URL_MESSAGE });
+        socket.end(
+          `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        );
+        return;
+      }
       server.handleUpgrade(req, socket, head, (ws: WebSocket) => server.emit('connection', ws, req));
     },
     async close() {

@@ -51,7 +51,7 @@ export class EventQueue implements AsyncIterableIterator<ProfileChangeEvent> {
   }
 
   /** Ends the stream from the server side; a dropped client's connection is cut as well. */
-  end(reason: 'dropped' | 'shutdown'): void {
+  end(reason: 'dropped' | 'shutdown' | 'revoked'): void {
     if (reason === 'dropped') this.connection?.drop();
     this.#finish();
   }

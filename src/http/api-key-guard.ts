@@ -1,0 +1,139 @@
+/**
+ * The API-key check of every request to a route apps call (`/api/…`, `/graphql`, WebFinger), run
+ * before the route's handler: a key in the query string answers 400; an invalid, unknown or
+ * revoked key 401 (GraphQL's answer on `/graphql`), never the per-IP limits instead; a valid key
+ * is remembered for the request (`apiKeyOf`), so the service counts it under the key's limits.
+ * Which key a request presents is src/limits/api-keys.ts's rule; which keys are valid,
+ * src/service/api-keys.ts's.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, credentialOf, INVALID_API_KEY_MESSAGE } from '../limits/api-keys.js';
+import { rateLimitKey } from '../limits/client-key.js';
+import type { Logger } from '../logging/logger.js';
+import type { ApiKeyStore } from '../service/api-keys.js';
+import {
+  asServiceError,
+  describeFailure,
+  INTERNAL_SERVER_ERROR_MESSAGE,
+  RateLimitedError,
+  SERVICE_UNAVAILABLE_MESSAGE,
+  UNAVAILABLE_RETRY_AFTER_SECONDS,
+} from '../service/errors.js';
+import type { ApiKeyGrant } from '../service/request.js';
+import { sendError, sendJson } from './respond.js';
+
+/** Answers about a key are for the one client that sent it. */
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+const grants = new WeakMap<IncomingMessage, ApiKeyGrant>();
+
+/** The valid API key the request was checked with; undefined without one. */
+export const apiKeyOf = (req: IncomingMessage): ApiKeyGrant | undefined => grants.get(req);
+
+export interface ApiKeyGuardOptions {
+  /** How many proxies' X-Forwarded-For entries to trust (the client address, see client-ip.ts). */
+  trustProxyHops: number;
+  /** Whether the route answers GraphQL (401 as a GraphQL error with code UNAUTHENTICATED). */
+  graphql: boolean;
+  logger: Logger;
+  /** Told the id of each valid key (the request log line shows it). */
+  onKey?: (req: IncomingMessage, id: string) => void;
+}
+
+/**
+ * Checks the request's key and calls `next` when it may go on (no key, or a valid one); answers
+ * the request itself otherwise. Synchronous for requests without a key and for keys in the cache.
+ */
+export function guardApiKey(
+  store: ApiKeyStore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ApiKeyGuardOptions,
+  next: () => void,
+): void {
+  if (req.url !== undefined && apiKeyInQuery(req.url)) {
+    sendError(req, res, 400, API_KEY_IN_URL_MESSAGE, NO_STORE);
+    return;
+  }
+  const credential = credentialOf(req.headers);
+  if (credential.kind === 'none') {
+    next();
+    return;
+  }
+  if (credential.kind === 'invalid') {
+    refuse(req, res, options);
+    return;
+  }
+  const admit = (grant: ApiKeyGrant | null) => {
+    if (grant === null) {
+      refuse(req, res, options);
+      return;
+    }
+    grants.set(req, grant);
+    options.onKey?.(req, grant.id);
+    next();
+  };
+  let found: ReturnType<ApiKeyStore['resolve']>;
+  try {
+    found = store.resolve(credential.hash, rateLimitKey(req, options.trustProxyHops));
+  } catch (error) {
+    unavailable(req, res, error, options.logger);
+    return;
+  }
+  if (found instanceof Promise) found.then(admit, (error: unknown) => unavailable(req, res, error, options.logger));
+  else admit(found);
+}
+
+/**
+ * The key of a graphql-ws connection: the `apiKey` field of its `connection_init` payload, or the
+ * upgrade request's headers (both: they must agree). True when the connection may go on (no
+ * key, or a valid one, then remembered for the upgrade request its operations run with); false
+ * for an invalid, unknown or revoked key. Rejects when the database cannot tell.
+ */
+export async function admitConnection(
+  store: ApiKeyStore,
+  req: IncomingMessage,
+  payloadKey: unknown,
+  trustProxyHops: number,
+): Promise<boolean> {
+  const fromHeaders = credentialOf(req.headers);
+  const fromPayload = payloadKey === undefined ? fromHeaders : credentialOf({ 'x-api-key': String(payloadKey) });
+  if (fromHeaders.kind === 'invalid' || fromPayload.kind === 'invalid') return false;
+  if (fromHeaders.kind === 'key' && fromPayload.kind === 'key' && fromHeaders.hash !== fromPayload.hash) return false;
+  const credential = fromPayload.kind === 'key' ? fromPayload : fromHeaders;
+  if (credential.kind === 'none') return true;
+  const grant = await store.resolve(credential.hash, rateLimitKey(req, trustProxyHops));
+  if (grant === null) return false;
+  grants.set(req, grant);
+  return true;
+}
+
+/** The answer to an invalid, unknown or revoked key; the WebSocket transport closes with 4401 instead. */
+function refuse(req: IncomingMessage, res: ServerResponse, { graphql }: ApiKeyGuardOptions): void {
+  if (!graphql) {
+    sendError(req, res, 401, INVALID_API_KEY_MESSAGE, { ...NO_STORE, 'WWW-Authenticate': 'Bearer' });
+    return;
+  }
+  const body = { errors: [{ message: INVALID_API_KEY_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] };
+  sendJson(req, res, 401, body, { ...NO_STORE, 'WWW-Authenticate': 'Bearer' });
+}
+
+/**
+ * Whether the key is valid cannot be told: the database cannot answer (503, as any read of the
+ * request), or this address sent too many unknown keys (429). Answering as if there were no key
+ * would be the silent fall-back the contract forbids.
+ */
+function unavailable(req: IncomingMessage, res: ServerResponse, error: unknown, logger: Logger): void {
+  if (res.headersSent) return;
+  if (error instanceof RateLimitedError) {
+    // Too many unknown keys from this address (src/service/api-keys.ts).
+    sendError(req, res, 429, error.message, { ...NO_STORE, 'Retry-After': error.retryAfterSeconds });
+    return;
+  }
+  if (asServiceError(error) !== undefined) {
+    sendError(req, res, 503, SERVICE_UNAVAILABLE_MESSAGE, { 'Retry-After': UNAVAILABLE_RETRY_AFTER_SECONDS });
+    return;
+  }
+  logger.error({ requestId: res.getHeader('x-request-id'), reason: describeFailure(error) }, 'API key lookup failed');
+  sendError(req, res, 500, INTERNAL_SERVER_ERROR_MESSAGE);
+}
