@@ -13,6 +13,9 @@ import type { Config } from './config/config.js';
 import type { ChangeFeed, ChangeFeedHandlers } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
+import { createAddressPolicy } from './avatars/address-policy.js';
+import { AvatarImages } from './avatars/avatar-images.js';
+import { boundSharp } from './avatars/image-resize.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
@@ -22,6 +25,7 @@ import { requestIdOf } from './http/request-id.js';
 import { type Match, Router } from './http/router.js';
 import { createRateLimits } from './limits/create-rate-limits.js';
 import type { Logger } from './logging/logger.js';
+import { registerAvatarMetrics } from './ops/avatar-metrics.js';
 import { registerLiveUpdateMetrics } from './ops/live-update-metrics.js';
 import { createOperations, type Operations } from './ops/operations.js';
 import { UNMATCHED_ROUTE } from './ops/request-log.js';
@@ -90,7 +94,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   if (config.profileCacheSize > 0) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
-  const avatars = createAvatarService(profiles, links);
+  const avatars = createAvatarService(profiles, links, avatarImages(config, logger, operations, tracing));
   const vcards = createVCardService(profiles, links);
   const webfinger = createWebFingerService(profiles, links);
 
@@ -147,6 +151,28 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       await tracing?.shutdown();
     },
   };
+}
+
+/**
+ * What fetches and resizes avatar originals (undefined with AVATAR_PROXY=off). Resizes run one at
+ * a time with one libvips thread each, leaving the other core to the event loop.
+ */
+function avatarImages(
+  config: Config,
+  logger: Logger,
+  operations: Operations,
+  tracing: Tracing | undefined,
+): AvatarImages | undefined {
+  if (!config.avatarProxy) return undefined;
+  boundSharp(1, 16);
+  return new AvatarImages({
+    policy: createAddressPolicy(config.avatarPrivateOrigins),
+    timeoutMs: config.avatarFetchTimeoutMs,
+    maxBytes: config.avatarMaxBytes,
+    directory: config.avatarCacheDir,
+    logger,
+    observer: registerAvatarMetrics(operations.metrics.registry, tracing?.originFetch),
+  });
 }
 
 /** The change feed of one App, started at once or on first use; `live` is false until then. */

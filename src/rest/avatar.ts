@@ -1,12 +1,23 @@
 /**
- * `GET /api/{name_id}/avatar?size=&fallback=&v=`: the avatar service's answer as HTTP. A
- * redirect or SVG asked for with the current version (`v=`, what `avatarUrl` writes) may be
- * cached for good; otherwise it gets the profile `Cache-Control`. Only the SVG has an ETag and
- * 304s: conditional requests do not apply to redirects (RFC 9110 §13.2.1).
+ * `GET /api/{name_id}/avatar?size=&fallback=&format=&v=`: the avatar service's answer as HTTP. An
+ * image, redirect or SVG asked for with the current version (`v=`, what `avatarUrl` writes) may
+ * be cached for good; otherwise it gets the profile `Cache-Control`. The fallback of an original
+ * that failed gets a short `max-age` (at most the profile's), never `immutable`. Images and SVGs
+ * have an ETag and 304s: conditional requests do not apply to redirects (RFC 9110 §13.2.1).
+ * Every answer varies with `Accept` (the image's format follows it), so shared caches keep one
+ * copy per `Accept`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { sendBody, sendError } from '../http/respond.js';
-import { AVATAR_SIZE, type AvatarAnswer, INVALID_SIZE_MESSAGE, MAX_FALLBACK_URL_LENGTH } from '../service/avatars.js';
+import { FAILURE_MEMORY_MS } from '../avatars/avatar-images.js';
+import { CONTENT_TYPES } from '../avatars/image-resize.js';
+import {
+  AVATAR_FORMATS,
+  AVATAR_SIZE,
+  type AvatarAnswer,
+  INVALID_SIZE_MESSAGE,
+  MAX_FALLBACK_URL_LENGTH,
+} from '../service/avatars.js';
 import {
   EVERY,
   errorAnswer,
@@ -41,27 +52,56 @@ export const avatarRoute: RestRoute = {
       const { value, rateLimit } = await deps.avatars.lookupAvatar(request, params.name ?? '', {
         size: query.getAll('size'),
         fallback: query.getAll('fallback'),
+        format: query.getAll('format'),
         version: query.getAll('v'),
+        accept: req.headers.accept,
       });
-      send(req, res, value, { ...rateLimitHeaders(rateLimit) }, deps.config.profileCacheControl);
+      const caching: AnswerCaching = {
+        profile: deps.config.profileCacheControl,
+        temporary: `public, max-age=${Math.min(deps.config.cacheMaxAgeSeconds, FAILURE_MEMORY_MS / 1000)}`,
+      };
+      send(req, res, value, { ...rateLimitHeaders(rateLimit), Vary: 'Accept' }, caching);
     }),
   openApi: { pathParameters: { name: NAME_ID_PARAMETER }, get: avatarOperation() },
 };
+
+/** The `Cache-Control` values an answer may get besides the immutable one. */
+interface AnswerCaching {
+  /** The profile `Cache-Control`. */
+  profile: string;
+  /** A failed original's fallback: the failure memory's length at most, and the profile's. */
+  temporary: string;
+}
+
+function cacheControlOf(answer: Exclude<AvatarAnswer, { kind: 'missing' }>, caching: AnswerCaching): string {
+  if (answer.temporary === true) return caching.temporary;
+  return answer.currentVersion ? IMMUTABLE_CACHE_CONTROL : caching.profile;
+}
 
 function send(
   req: IncomingMessage,
   res: ServerResponse,
   answer: AvatarAnswer,
   headers: OutgoingHttpHeaders,
-  profileCacheControl: string,
+  cacheControls: AnswerCaching,
 ): void {
   if (answer.kind === 'missing') {
     sendError(req, res, 404, answer.message, headers);
     return;
   }
-  const caching = { 'Cache-Control': answer.currentVersion ? IMMUTABLE_CACHE_CONTROL : profileCacheControl };
+  const caching = { 'Cache-Control': cacheControlOf(answer, cacheControls) };
   if (answer.kind === 'redirect') {
     sendBody(req, res, 302, '', { ...headers, ...caching, Location: answer.location });
+    return;
+  }
+  if (answer.kind === 'image') {
+    const { variant } = answer;
+    sendValidated(req, res, {
+      etag: variant.etag,
+      validators: { ...headers, ...caching, ETag: variant.etag },
+      body: variant.body,
+      contentHeaders: { 'Content-Type': CONTENT_TYPES[variant.format], 'X-Content-Type-Options': 'nosniff' },
+    });
     return;
   }
   sendValidated(req, res, {
