@@ -15,7 +15,6 @@ import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
 import { createAddressPolicy } from './avatars/address-policy.js';
 import { AvatarImages } from './avatars/avatar-images.js';
-import { boundSharp } from './avatars/image-resize.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
@@ -155,7 +154,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
 
 /**
  * What fetches and resizes avatar originals (undefined with AVATAR_PROXY=off). Resizes run one at
- * a time with one libvips thread each, leaving the other core to the event loop.
+ * a time with one libvips thread (src/avatars/image-resize.ts), leaving the other core to the
+ * event loop.
  */
 function avatarImages(
   config: Config,
@@ -164,7 +164,6 @@ function avatarImages(
   tracing: Tracing | undefined,
 ): AvatarImages | undefined {
   if (!config.avatarProxy) return undefined;
-  boundSharp(1, 16);
   return new AvatarImages({
     policy: createAddressPolicy(config.avatarPrivateOrigins),
     timeoutMs: config.avatarFetchTimeoutMs,

@@ -8,7 +8,9 @@
  * and loads no external resource for a document given as bytes (test/avatar-images.test.ts proves
  * the external `href` is never requested). The answer is never SVG.
  */
-import sharp, { type Metadata, type Sharp } from 'sharp';
+import type { Metadata, Sharp } from 'sharp';
+
+type SharpModule = (typeof import('sharp'))['default'];
 
 /** Originals over this many pixels are refused before decoding (the contract's 40 megapixels). */
 export const MAX_INPUT_PIXELS = 40_000_000;
@@ -74,10 +76,22 @@ function looksLikeSvg(bytes: Buffer): boolean {
   return /^<svg[\s>]/i.test(rest);
 }
 
-/** Sets sharp's process-wide bounds: threads per image and libvips' operation cache. */
-export function boundSharp(threadsPerImage: number, cacheMegabytes: number): void {
-  sharp.concurrency(threadsPerImage);
-  sharp.cache({ memory: cacheMegabytes, files: 0, items: 20 });
+/** sharp's process-wide bounds: libvips threads per image, and libvips' operation cache. */
+const SHARP_BOUNDS = { threadsPerImage: 1, cacheMegabytes: 16 };
+
+let sharpModule: Promise<SharpModule> | undefined;
+
+/**
+ * sharp, loaded on the first resize: libvips costs about 26 MB resident, which a service that
+ * answers no image (AVATAR_PROXY=off, or no profile with an image asked for) does not pay.
+ */
+function loadSharp(): Promise<SharpModule> {
+  sharpModule ??= import('sharp').then(({ default: sharp }) => {
+    sharp.concurrency(SHARP_BOUNDS.threadsPerImage);
+    sharp.cache({ memory: SHARP_BOUNDS.cacheMegabytes, files: 0, items: 20 });
+    return sharp;
+  });
+  return sharpModule;
 }
 
 /**
@@ -87,7 +101,8 @@ export function boundSharp(threadsPerImage: number, cacheMegabytes: number): voi
 export async function resizeOriginal(original: Buffer, size: number, choice: FormatChoice): Promise<ResizedImage> {
   const type = originalType(original);
   if (type === null) throw new UnusableImageError('not-image', 'the bytes are not an image of a known type');
-  const header = await readHeader(original, type);
+  const sharp = await loadSharp();
+  const header = await readHeader(sharp, original, type);
   if (header.width * header.height > MAX_INPUT_PIXELS) {
     throw new UnusableImageError('too-large', `${header.width}×${header.height} pixels (at most ${MAX_INPUT_PIXELS})`);
   }
@@ -111,7 +126,7 @@ interface Header {
 }
 
 /** Width, height and alpha from the header alone (no pixel is decoded). */
-async function readHeader(original: Buffer, type: OriginalType): Promise<Header> {
+async function readHeader(sharp: SharpModule, original: Buffer, type: OriginalType): Promise<Header> {
   let metadata: Metadata;
   try {
     // No pixel limit here: the header is read to compare the size with the limit, with a clear message.
