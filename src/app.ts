@@ -9,12 +9,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { createAddressPolicy } from './avatars/address-policy.js';
+import { AvatarImages } from './avatars/avatar-images.js';
 import type { Config } from './config/config.js';
 import type { ChangeFeed, ChangeFeedHandlers } from './db/change-feed.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
-import { createAddressPolicy } from './avatars/address-policy.js';
-import { AvatarImages } from './avatars/avatar-images.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';

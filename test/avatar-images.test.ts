@@ -225,7 +225,19 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
 
   it('refuses every spelling of a refused address, fetching nothing', async () => {
     const port = forbidden.port;
-    for (const host of ['127.0.0.2', '0x7f000002', '2130706434', '0177.0.0.2', '127.2', '[::ffff:127.0.0.2]', 'localhost', '169.254.169.254', '[::1]', '10.0.0.1', '0.0.0.0']) {
+    for (const host of [
+      '127.0.0.2',
+      '0x7f000002',
+      '2130706434',
+      '0177.0.0.2',
+      '127.2',
+      '[::ffff:127.0.0.2]',
+      'localhost',
+      '169.254.169.254',
+      '[::1]',
+      '10.0.0.1',
+      '0.0.0.0',
+    ]) {
       const name = await profileWith(`http://${host}:${port}/a.jpg`);
       await expectInitials(await avatar(`${name}/avatar?size=40`), name, 40);
     }
@@ -316,7 +328,7 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
     const missing = await avatar(`${name}/avatar?fallback=404`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({ error: 'No avatar' });
-    const redirected = await avatar(`${(await avatarUrlOf(name, 64))}&fallback=https://cdn.example/x.png`);
+    const redirected = await avatar(`${await avatarUrlOf(name, 64)}&fallback=https://cdn.example/x.png`);
     expect(redirected.status).toBe(302);
     expect(redirected.headers.get('location')).toBe('https://cdn.example/x.png');
     expect(redirected.headers.get('cache-control')).toBe(FAILURE_CACHING);

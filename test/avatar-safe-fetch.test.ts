@@ -92,7 +92,9 @@ describe('the address policy', () => {
     expect(policy.allows('127.0.0.1')).toBe(true);
     expect(policy.allows('0x7f000001')).toBe(true);
     expect(policy.allows('127.0.0.2')).toBe(false);
-    const intranet = createAddressPolicy([parseNetwork('10.0.0.0/8'), parseNetwork('fd00::/8')].flatMap((n) => (n ? [n] : [])));
+    const intranet = createAddressPolicy(
+      [parseNetwork('10.0.0.0/8'), parseNetwork('fd00::/8')].flatMap((n) => (n ? [n] : [])),
+    );
     expect(intranet.allows('10.200.0.1')).toBe(true);
     expect(intranet.allows('fd00::5')).toBe(true);
     expect(intranet.allows('11.0.0.1')).toBe(true);
@@ -135,14 +137,29 @@ describe('fetching an original', () => {
 
   it('refuses every spelling of the forbidden origin without connecting', async () => {
     const port = forbidden.port;
-    for (const host of ['127.0.0.2', '0x7f000002', '2130706434', '0177.0.0.2', '127.2', '0x7f.2', '[::ffff:127.0.0.2]', '[::ffff:7f00:2]']) {
+    for (const host of [
+      '127.0.0.2',
+      '0x7f000002',
+      '2130706434',
+      '0177.0.0.2',
+      '127.2',
+      '0x7f.2',
+      '[::ffff:127.0.0.2]',
+      '[::ffff:7f00:2]',
+    ]) {
       expect(await failureOf(`http://${host}:${port}/secret`), host).toBe('refused');
     }
     expect(forbidden.requests).toEqual([]);
   });
 
   it('refuses other schemes and credentials', async () => {
-    for (const url of ['file:///etc/passwd', 'ftp://127.0.0.1/a.png', 'gopher://127.0.0.1:70/', 'data:image/png;base64,AAAA', `http://user:pw@127.0.0.1:${allowed.port}/a.png`]) {
+    for (const url of [
+      'file:///etc/passwd',
+      'ftp://127.0.0.1/a.png',
+      'gopher://127.0.0.1:70/',
+      'data:image/png;base64,AAAA',
+      `http://user:pw@127.0.0.1:${allowed.port}/a.png`,
+    ]) {
       expect(await failureOf(url), url).toBe('refused');
     }
   });
@@ -207,24 +224,28 @@ describe('fetching an original', () => {
   it('abandons a body at the byte cap, closing the connection long before the end', async () => {
     const total = 30 * 1024 * 1024;
     const sent: Record<string, { bytes: number; closed: Promise<void> }> = {};
-    const streaming = (declare: boolean) => (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
-      const socket: Socket = req.socket;
-      const record = { bytes: 0, closed: new Promise<void>((resolve) => socket.once('close', () => resolve())) };
-      sent[req.url ?? ''] = record;
-      res.writeHead(200, declare ? { 'Content-Type': 'image/jpeg', 'Content-Length': total } : { 'Content-Type': 'image/jpeg' });
-      const chunk = Buffer.alloc(64 * 1024, 1);
-      const write = () => {
-        while (record.bytes < total && !socket.destroyed) {
-          record.bytes += chunk.length;
-          if (!res.write(chunk)) {
-            res.once('drain', write);
-            return;
+    const streaming =
+      (declare: boolean) => (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+        const socket: Socket = req.socket;
+        const record = { bytes: 0, closed: new Promise<void>((resolve) => socket.once('close', () => resolve())) };
+        sent[req.url ?? ''] = record;
+        res.writeHead(
+          200,
+          declare ? { 'Content-Type': 'image/jpeg', 'Content-Length': total } : { 'Content-Type': 'image/jpeg' },
+        );
+        const chunk = Buffer.alloc(64 * 1024, 1);
+        const write = () => {
+          while (record.bytes < total && !socket.destroyed) {
+            record.bytes += chunk.length;
+            if (!res.write(chunk)) {
+              res.once('drain', write);
+              return;
+            }
           }
-        }
-        if (!socket.destroyed) res.end();
+          if (!socket.destroyed) res.end();
+        };
+        write();
       };
-      write();
-    };
     allowed.route('/huge-chunked', streaming(false));
     allowed.route('/huge-declared', streaming(true));
     for (const path of ['/huge-chunked', '/huge-declared']) {

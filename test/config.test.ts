@@ -106,7 +106,44 @@ describe('configuration', () => {
     ['PUBLIC_URL', 'https://profiles.example.org/#top'],
     ['PUBLIC_URL', 'https://profiles.exa mple.org'],
     ['PUBLIC_URL', 'https://user:pw@profiles.example.org'],
+    ['AVATAR_PROXY', 'yes'],
+    ['AVATAR_PRIVATE_ORIGINS', '10.0.0.0/33'],
+    ['AVATAR_PRIVATE_ORIGINS', 'intranet.example/8'],
+    ['AVATAR_PRIVATE_ORIGINS', '10.0.0.0/8,,fd00::/8'],
+    ['AVATAR_FETCH_TIMEOUT_MS', '50'],
+    ['AVATAR_FETCH_TIMEOUT_MS', 'soon'],
+    ['AVATAR_MAX_BYTES', '100'],
+    ['AVATAR_MAX_BYTES', '1e7'],
   ];
+
+  it('fetches avatar originals by default, from public addresses, within the contract bounds', () => {
+    expect(loadConfig({})).toMatchObject({
+      avatarProxy: true,
+      avatarPrivateOrigins: [],
+      avatarFetchTimeoutMs: 5000,
+      avatarMaxBytes: 10_485_760,
+      avatarCacheDir: undefined,
+    });
+    expect(
+      loadConfig({
+        AVATAR_PROXY: 'off',
+        AVATAR_PRIVATE_ORIGINS: ' 10.0.0.0/8 , fd00::/8,192.168.1.20',
+        AVATAR_FETCH_TIMEOUT_MS: '2500',
+        AVATAR_MAX_BYTES: '1048576',
+        DATA_DIR: '/var/lib/profiles',
+      }),
+    ).toMatchObject({
+      avatarProxy: false,
+      avatarPrivateOrigins: [
+        { address: '10.0.0.0', prefix: 8, family: 'ipv4' },
+        { address: 'fd00::', prefix: 8, family: 'ipv6' },
+        { address: '192.168.1.20', prefix: 32, family: 'ipv4' },
+      ],
+      avatarFetchTimeoutMs: 2500,
+      avatarMaxBytes: 1_048_576,
+      avatarCacheDir: path.join('/var/lib/profiles', 'avatar-variants'),
+    });
+  });
 
   it.each(badValues)('rejects %s=%j with one line naming the variable', (variable, value) => {
     const error = errorOf({ [variable]: value });

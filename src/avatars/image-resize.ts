@@ -10,7 +10,7 @@
  */
 import type { Metadata, Sharp } from 'sharp';
 
-type SharpModule = (typeof import('sharp'))['default'];
+type SharpModule = typeof import('sharp')['default'];
 
 /** Originals over this many pixels are refused before decoding (the contract's 40 megapixels). */
 export const MAX_INPUT_PIXELS = 40_000_000;
@@ -71,7 +71,10 @@ function isAvifBrand(bytes: Buffer): boolean {
 
 /** XML whose first element (after a declaration, comments, a doctype) is `<svg`. */
 function looksLikeSvg(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, 4096).toString('utf8').replace(/^\uFEFF/, '');
+  const head = bytes
+    .subarray(0, 4096)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   const rest = head.replace(/^(\s|<\?xml[^>]*\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)*/i, '');
   return /^<svg[\s>]/i.test(rest);
 }

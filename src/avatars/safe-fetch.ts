@@ -184,7 +184,10 @@ function request(
       agent: false,
       lookup,
       signal,
-      headers: { Accept: 'image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8', 'User-Agent': 'name-profile-service avatars' },
+      headers: {
+        Accept: 'image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8',
+        'User-Agent': 'name-profile-service avatars',
+      },
     });
     const failed = (error: Error) =>
       signal.aborted

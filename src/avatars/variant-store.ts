@@ -43,7 +43,9 @@ export class VariantStore {
       sizeCalculation: (variant) => Math.max(variant.body.length, 1),
     });
     this.disk =
-      options.directory === undefined ? undefined : new DiskVariants(options.directory, options.diskBytes, options.logger);
+      options.directory === undefined
+        ? undefined
+        : new DiskVariants(options.directory, options.diskBytes, options.logger);
   }
 
   static key(parts: readonly (string | number)[]): string {

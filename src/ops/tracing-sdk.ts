@@ -235,11 +235,7 @@ function originFetchSpan(
     'server.address': parsed?.hostname ?? host,
   };
   if (parsed !== undefined && parsed.port !== '') attributes['server.port'] = Number(parsed.port);
-  const span = tracer.startSpan(
-    'avatar origin fetch',
-    { kind: SpanKind.CLIENT, attributes },
-    contexts.active(),
-  );
+  const span = tracer.startSpan('avatar origin fetch', { kind: SpanKind.CLIENT, attributes }, contexts.active());
   return (outcome) => {
     span.setAttribute('avatar.fetch.outcome', outcome);
     if (outcome !== 'ok') {

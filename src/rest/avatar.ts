@@ -8,9 +8,9 @@
  * copy per `Accept`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { sendBody, sendError } from '../http/respond.js';
 import { FAILURE_MEMORY_MS } from '../avatars/avatar-images.js';
 import { CONTENT_TYPES } from '../avatars/image-resize.js';
+import { sendBody, sendError } from '../http/respond.js';
 import {
   AVATAR_FORMATS,
   AVATAR_SIZE,
@@ -37,7 +37,7 @@ import { sendValidated } from './validated-answer.js';
 
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const SVG_CONTENT_TYPE = 'image/svg+xml';
-/** Whatever a browser makes of the SVG, it runs nothing and loads nothing (inline styles only). */
+/** Whatever a browser makes of the SVG (or an image), it runs nothing and loads nothing (inline styles only). */
 export const SVG_SECURITY_HEADERS: OutgoingHttpHeaders = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
   'X-Content-Type-Options': 'nosniff',
@@ -100,7 +100,8 @@ function send(
       etag: variant.etag,
       validators: { ...headers, ...caching, ETag: variant.etag },
       body: variant.body,
-      contentHeaders: { 'Content-Type': CONTENT_TYPES[variant.format], 'X-Content-Type-Options': 'nosniff' },
+      // The same as the SVG's: an image opened directly needs nothing else either.
+      contentHeaders: { ...SVG_SECURITY_HEADERS, 'Content-Type': CONTENT_TYPES[variant.format] },
     });
     return;
   }
@@ -117,30 +118,36 @@ function avatarOperation(): Operation {
     'Cache-Control': {
       $ref: '#/components/headers/Cache-Control',
       description:
-        '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`.',
+        '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`; ' +
+        'a fallback answered because the original could not be used: `public, max-age=<at most 60, at most the profile max-age>`.',
     },
   };
+  const binary = { type: 'string', contentMediaType: 'application/octet-stream' };
+  const imageContent = Object.fromEntries(AVATAR_FORMATS.map((format) => [CONTENT_TYPES[format], { schema: binary }]));
   return {
     operationId: 'avatar',
-    summary: 'The avatar of a name ID, with a fallback',
+    summary: 'The avatar of a name ID, as an image of the size asked for, with a fallback',
     description:
-      'Redirects to the profile `image` when it is an http(s) URL (the service never fetches it). Otherwise ' +
-      'the `fallback`: a generated SVG with the initial, a 404, or a redirect to a URL of the client. ' +
-      'One point of the profile budget.',
+      'The profile `image`, when it is an http(s) URL: fetched by the service from public addresses only, scaled ' +
+      'to cover a `size`×`size` square (centred), without the metadata of the original, as WebP when `Accept` names ' +
+      '`image/webp`, else PNG (transparent images) or JPEG, or in the format `format` names. With `AVATAR_PROXY=off`, ' +
+      'a redirect to the `image` instead. Otherwise, and when the original cannot be used (refused address, error, ' +
+      'timeout, too large, not an image), the `fallback`: a generated SVG with the initial, a 404, or a redirect ' +
+      'to a URL of the client. Every answer varies with `Accept`. One point of the profile budget.',
     tags: ['Avatars'],
     parameters: [
       {
         name: 'size',
         in: 'query',
-        description: 'Width and height of the generated SVG, in pixels.',
+        description: 'Width and height of the answer, in pixels.',
         schema: { type: 'integer', minimum: AVATAR_SIZE.min, maximum: AVATAR_SIZE.max, default: AVATAR_SIZE.default },
       },
       {
         name: 'fallback',
         in: 'query',
         description:
-          '`initials`, `404`, or an https URL to redirect to when there is no http(s) image (a URI once serialised: ' +
-          'characters such as `\\`, `{`, `|` percent-encoded).',
+          '`initials`, `404`, or an https URL to redirect to when there is no usable http(s) image (a URI once ' +
+          'serialised: characters such as `\\`, `{`, `|` percent-encoded).',
         schema: {
           anyOf: [
             { type: 'string', enum: ['initials', '404'] },
@@ -148,6 +155,12 @@ function avatarOperation(): Operation {
           ],
           default: 'initials',
         },
+      },
+      {
+        name: 'format',
+        in: 'query',
+        description: 'The image format of the answer, whatever `Accept` says; the fallback SVG is not affected.',
+        schema: { type: 'string', enum: [...AVATAR_FORMATS] },
       },
       {
         name: 'v',
@@ -159,30 +172,31 @@ function avatarOperation(): Operation {
     ],
     responses: {
       '200': {
-        description: 'The generated SVG: safe to open directly (no script, a strict Content-Security-Policy).',
+        description:
+          'The image, or the generated SVG (safe to open directly: no script, a strict Content-Security-Policy).',
         headers: {
           ...EVERY,
           ...VALIDATOR,
           ...caching,
           ...RATE_LIMIT,
-          ...headerRefs('Content-Security-Policy', 'X-Content-Type-Options'),
+          ...headerRefs('Vary', 'Content-Security-Policy', 'X-Content-Type-Options'),
         },
-        content: { 'image/svg+xml': { schema: { type: 'string' } } },
+        content: { ...imageContent, 'image/svg+xml': { schema: { type: 'string' } } },
       },
       '302': {
-        description: 'To the stored image, or to the fallback URL.',
-        headers: { ...EVERY, ...headerRefs('Location'), ...caching, ...RATE_LIMIT },
+        description: 'To the stored image (`AVATAR_PROXY=off`), or to the fallback URL.',
+        headers: { ...EVERY, ...headerRefs('Location', 'Vary'), ...caching, ...RATE_LIMIT },
       },
-      '304': notModified(),
+      '304': notModified(headerRefs('Vary')),
       '400': errorAnswer(
-        'An invalid name ID, size or fallback (checked in that order).',
+        'An invalid name ID, size, fallback or format (checked in that order).',
         INVALID_SIZE_MESSAGE,
         RATE_LIMIT,
       ),
       '404': errorAnswer(
-        '`fallback=404` and no profile (`Profile not found`) or no http(s) image (`No avatar`).',
+        '`fallback=404` and no profile (`Profile not found`) or no usable http(s) image (`No avatar`).',
         'No avatar',
-        RATE_LIMIT,
+        { ...RATE_LIMIT, ...headerRefs('Vary') },
       ),
       ...LOOKUP_ERRORS,
     },

@@ -306,4 +306,5 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   ),
   'Content-Security-Policy': stringHeader("`default-src 'none'; style-src 'unsafe-inline'`."),
   'X-Content-Type-Options': stringHeader('`nosniff`.'),
+  Vary: stringHeader('`Accept`: the format of an avatar image follows the `Accept` header.'),
 };

@@ -93,7 +93,8 @@ export function createAvatarService(
       if (image !== null && images !== undefined) {
         const result = await images.variant({ url: image, size: options.size, format: options.format });
         const currentVersion = options.version === avatarVersion(profile);
-        if (result.kind === 'variant') return { value: { kind: 'image', variant: result.variant, currentVersion }, rateLimit };
+        if (result.kind === 'variant')
+          return { value: { kind: 'image', variant: result.variant, currentVersion }, rateLimit };
         // The original failed (the images module logged why): the fallback, never cached for long.
         const caching = { currentVersion: false, temporary: true };
         return { value: fallbackAnswer(canonicalName(name), options, NO_AVATAR_MESSAGE, caching), rateLimit };
@@ -113,7 +114,8 @@ export function createAvatarService(
 /** The version `avatarUrl` writes and `v=` is compared with; `null` for a name without a profile. */
 export function avatarVersion(profile: Profile | null): string {
   const target = profile === null ? '' : (httpUrl(profile.image) ?? '');
-  const revisions = target === '' ? `${AVATAR_DRAWING_REVISION}` : `${AVATAR_DRAWING_REVISION}.${AVATAR_IMAGE_REVISION}`;
+  const revisions =
+    target === '' ? `${AVATAR_DRAWING_REVISION}` : `${AVATAR_DRAWING_REVISION}.${AVATAR_IMAGE_REVISION}`;
   return createHash('sha256').update(`${revisions}\n${target}`).digest('base64url').slice(0, 16);
 }
 

@@ -81,9 +81,7 @@ export const redirect =
 export function sidewaysJpeg(width = 2000, height = 1500): Promise<Buffer> {
   const half = Math.floor(width / 2);
   return sharp({ create: { width, height, channels: 3, background: '#0000ff' } })
-    .composite([
-      { input: { create: { width: half, height, channels: 3, background: '#ff0000' } }, left: 0, top: 0 },
-    ])
+    .composite([{ input: { create: { width: half, height, channels: 3, background: '#ff0000' } }, left: 0, top: 0 }])
     .withExif({ IFD0: { Copyright: 'secret-exif-copyright', Artist: 'secret-exif-artist' } })
     .withMetadata({ orientation: 6 })
     .jpeg({ quality: 90 })
@@ -93,7 +91,9 @@ export function sidewaysJpeg(width = 2000, height = 1500): Promise<Buffer> {
 /** A 400×400 PNG, transparent but for an opaque green square in the middle. */
 export function transparentPng(): Promise<Buffer> {
   return sharp({ create: { width: 400, height: 400, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } } })
-    .composite([{ input: { create: { width: 200, height: 200, channels: 4, background: '#00ff00ff' } }, left: 100, top: 100 }])
+    .composite([
+      { input: { create: { width: 200, height: 200, channels: 4, background: '#00ff00ff' } }, left: 100, top: 100 },
+    ])
     .png()
     .toBuffer();
 }
