@@ -18,7 +18,10 @@
  * 4. Live updates (bench/subscribers.ts, key `subscribers`): 5,000 idle SSE subscribers of one
  *    name, the service's memory per subscriber, and the time from an import's commit to the
  *    subscribers' events (p50, p99, the last). `BENCH_ONLY=subscribers` runs only this part.
- * 5. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
+ * 5. Avatars (bench/avatars.ts, key `avatars`): a cached 64-pixel variant against the static
+ *    server answering its bytes, first-time resizes of 2000×1500 JPEGs from a local origin, and
+ *    REST lookups' p99 while 4 connections request new resizes. `BENCH_ONLY=avatars` runs only this part.
+ * 6. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
  */
@@ -35,6 +38,7 @@ import { listen } from '../src/http/server.js';
 import { createLogger } from '../src/logging/logger.js';
 import { ServiceRequest } from '../src/service/request.js';
 import { type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
+import { type AvatarsFigure, avatarsSection, avatarTargets, measureAvatars } from './avatars.js';
 import {
   type CpuPerRequest,
   cpuPerRequest,
@@ -297,8 +301,19 @@ async function main(): Promise<void> {
           (pid) => currentRssMb(pid),
         )
       : undefined;
-  if (ONLY?.every((key) => key === 'subscribers')) {
-    console.log(subscribersSection(subscribers).join('\n'));
+  const avatars =
+    ONLY === undefined || ONLY.includes('avatars')
+      ? await measureAvatars({
+          adminUrl: adminUrl(),
+          start: (env) => startService(serviceCommand(), env),
+          peakRssMb,
+          rounds: ROUNDS,
+          seconds: ROUND_SECONDS,
+          connections: CONNECTIONS,
+        })
+      : undefined;
+  if (ONLY?.every((key) => key === 'subscribers' || key === 'avatars')) {
+    console.log([...subscribersSection(subscribers), ...avatarsSection(avatars)].join('\n'));
     return;
   }
   const url = await ensureDatabase();
@@ -387,6 +402,7 @@ async function main(): Promise<void> {
       idleRssMb,
       servers,
       subscribers,
+      avatars,
     });
   } finally {
     await Promise.all(started.map((process) => process.stop()));
@@ -484,6 +500,8 @@ interface Extras {
   servers?: ServersFigure[] | string;
   /** The live-updates part (bench/subscribers.ts). */
   subscribers?: SubscribersFigure;
+  /** The avatar part (bench/avatars.ts). */
+  avatars?: AvatarsFigure;
   statements: number;
   peakRssMb: number | undefined;
   /** RSS of the service on PostgreSQL once ready, before any load. */
@@ -518,6 +536,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...atMost('service peak RSS under the benchmark', extras.peakRssMb, 'MB', 200),
     ...atMost('service idle RSS on PostgreSQL', extras.idleRssMb, 'MB', 100),
     ...tracingCost(measured, ratio),
+    ...avatarTargets(extras.avatars),
     ...(measured('workers') && measured('restRandom')
       ? [
           {
@@ -560,6 +579,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     '',
     ...serversSection(extras.servers),
     ...subscribersSection(extras.subscribers),
+    ...avatarsSection(extras.avatars),
   ].join('\n');
   const json = {
     date,
