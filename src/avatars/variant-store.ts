@@ -1,7 +1,7 @@
 /**
  * Resized avatars kept so the same variant is neither fetched nor resized again: in memory,
  * bounded in bytes (least recently used go first), and, when a directory is given (under
- * DATA_DIR), on disk, bounded in bytes too. Keys are hashes (file names of their own); a file is
+ * DATA_DIR), on disk, bounded in bytes too. On disk a key's hash is its file name; a file is
  * written under a temporary name and renamed, so a reader never sees half a variant.
  */
 import { createHash } from 'node:crypto';
@@ -48,27 +48,32 @@ export class VariantStore {
         : new DiskVariants(options.directory, options.diskBytes, options.logger);
   }
 
+  /** The key of a variant: its parts as they are (hashed only for a file name: hits cost no hash). */
   static key(parts: readonly (string | number)[]): string {
-    return createHash('sha256').update(parts.join('\n')).digest('base64url');
+    return parts.join('\n');
   }
 
   async get(key: string): Promise<Variant | undefined> {
     const held = this.memory.get(key);
     if (held !== undefined || this.disk === undefined) return held;
-    const stored = await this.disk.get(key);
+    const stored = await this.disk.get(fileKey(key));
     if (stored !== undefined) this.memory.set(key, stored);
     return stored;
   }
 
   async set(key: string, variant: Variant): Promise<void> {
     this.memory.set(key, variant);
-    await this.disk?.set(key, variant);
+    await this.disk?.set(fileKey(key), variant);
   }
 
   /** Bytes held in memory. */
   get memoryBytes(): number {
     return this.memory.calculatedSize;
   }
+}
+
+function fileKey(key: string): string {
+  return createHash('sha256').update(key).digest('base64url');
 }
 
 /** The disk layer: one file per variant, the oldest written removed beyond the byte bound. */

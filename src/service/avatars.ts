@@ -92,7 +92,7 @@ export function createAvatarService(
       const image = profile === null ? null : httpUrl(profile.image);
       if (image !== null && images !== undefined) {
         const result = await images.variant({ url: image, size: options.size, format: options.format });
-        const currentVersion = options.version === avatarVersion(profile);
+        const currentVersion = options.version !== undefined && options.version === avatarVersion(profile);
         if (result.kind === 'variant')
           return { value: { kind: 'image', variant: result.variant, currentVersion }, rateLimit };
         // The original failed (the images module logged why): the fallback, never cached for long.
@@ -111,9 +111,21 @@ export function createAvatarService(
   };
 }
 
+/** Versions of the profiles read lately: a cached profile is one object, asked for again and again. */
+const versions = new WeakMap<Profile, string>();
+
 /** The version `avatarUrl` writes and `v=` is compared with; `null` for a name without a profile. */
 export function avatarVersion(profile: Profile | null): string {
-  const target = profile === null ? '' : (httpUrl(profile.image) ?? '');
+  if (profile === null) return versionOf('');
+  let version = versions.get(profile);
+  if (version === undefined) {
+    version = versionOf(httpUrl(profile.image) ?? '');
+    versions.set(profile, version);
+  }
+  return version;
+}
+
+function versionOf(target: string): string {
   const revisions =
     target === '' ? `${AVATAR_DRAWING_REVISION}` : `${AVATAR_DRAWING_REVISION}.${AVATAR_IMAGE_REVISION}`;
   return createHash('sha256').update(`${revisions}\n${target}`).digest('base64url').slice(0, 16);
