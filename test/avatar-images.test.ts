@@ -10,6 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
+import { AvatarImages } from '../src/avatars/avatar-images.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
@@ -365,6 +367,53 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
       expect(origin.count('/disk.jpg')).toBe(1);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('origin fetches at once', () => {
+  it('are at most 2 per host and 4 in all', async () => {
+    const origin = await startImageOrigin('127.0.0.1');
+    const jpeg = await sidewaysJpeg(200, 150);
+    const open = new Map<string, number>();
+    const most = new Map<string, number>();
+    let openInAll = 0;
+    let mostInAll = 0;
+    const held = (req: IncomingMessage, res: ServerResponse) => {
+      const host = (req.headers.host ?? '').split(':')[0] ?? '';
+      open.set(host, (open.get(host) ?? 0) + 1);
+      openInAll += 1;
+      most.set(host, Math.max(most.get(host) ?? 0, open.get(host) ?? 0));
+      mostInAll = Math.max(mostInAll, openInAll);
+      setTimeout(() => {
+        open.set(host, (open.get(host) ?? 0) - 1);
+        openInAll -= 1;
+        serve(jpeg)(req, res);
+      }, 100);
+    };
+    const policy = createAddressPolicy([parseNetwork('127.0.0.1/32')].flatMap((network) => (network ? [network] : [])));
+    const images = new AvatarImages({
+      policy,
+      timeoutMs: 10_000,
+      maxBytes: 1024 * 1024,
+      logger: captureLog().logger,
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
+    try {
+      const requests = [];
+      for (const host of ['a.test', 'b.test', 'c.test']) {
+        for (let i = 0; i < 5; i += 1) {
+          origin.route(`/${host}/${i}.jpg`, held);
+          const url = `http://${host}:${origin.port}/${host}/${i}.jpg`;
+          requests.push(images.variant({ url, size: 16, format: 'jpeg' }));
+        }
+      }
+      const results = await Promise.all(requests);
+      expect(results.map((result) => result.kind)).toEqual(Array(15).fill('variant'));
+      expect(Object.fromEntries(most)).toEqual({ 'a.test': 2, 'b.test': 2, 'c.test': 2 });
+      expect(mostInAll).toBe(4);
+    } finally {
+      await origin.close();
     }
   });
 });

@@ -57,6 +57,7 @@ export interface AvatarImagesOptions {
   diskBytes?: number;
   /** Bytes of originals kept briefly for other variants. */
   originalBytes?: number;
+  /** Origin fetches at once per host (default 2) and in all (default 4: each may hold AVATAR_MAX_BYTES). */
   fetchesPerHost?: number;
   fetches?: number;
   resizes?: number;
@@ -97,7 +98,7 @@ export class AvatarImages {
       sizeCalculation: (body) => Math.max(body.length, 1),
       ttl: ORIGINAL_TTL_MS,
     });
-    this.fetchSlots = new KeyedSlots(options.fetchesPerHost ?? 2, options.fetches ?? 8);
+    this.fetchSlots = new KeyedSlots(options.fetchesPerHost ?? 2, options.fetches ?? 4);
     this.resizeSlots = new Slots(options.resizes ?? 1);
   }
 
@@ -167,7 +168,11 @@ export class AvatarImages {
         waited,
       )
       .catch((error: unknown) => {
-        if (waited.aborted && !(error instanceof OriginFetchError)) throw new BusyError(host);
+        if (waited.aborted && !(error instanceof OriginFetchError)) {
+          // Counted with the fetches (the wait is its duration), though nothing was fetched.
+          this.options.observer?.fetchStarted(host)('busy', 0);
+          throw new BusyError(host);
+        }
         throw error;
       });
   }

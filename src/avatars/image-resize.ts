@@ -12,6 +12,9 @@ import type { Metadata, Sharp } from 'sharp';
 
 type SharpModule = typeof import('sharp')['default'];
 
+/** The longest one resize may take; a 2000×1500 JPEG takes tens of milliseconds. */
+const RESIZE_TIMEOUT_SECONDS = 5;
+
 /** Originals over this many pixels are refused before decoding (the contract's 40 megapixels). */
 export const MAX_INPUT_PIXELS = 40_000_000;
 
@@ -114,7 +117,9 @@ export async function resizeOriginal(original: Buffer, size: number, choice: For
   try {
     const pipeline = sharp(original, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', density })
       .autoOrient()
-      .resize(size, size, { fit: 'cover', position: 'centre' });
+      .resize(size, size, { fit: 'cover', position: 'centre' })
+      // An image that takes this long (an SVG of heavy filters, say) holds the one resize slot no longer.
+      .timeout({ seconds: RESIZE_TIMEOUT_SECONDS });
     const body = await encode(format === 'jpeg' ? pipeline.flatten({ background: '#ffffff' }) : pipeline, format);
     return { body, format };
   } catch (error) {
