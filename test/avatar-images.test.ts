@@ -4,7 +4,7 @@
  * AVATAR_PRIVATE_ORIGINS) and resized; nothing ever reaches the origin on 127.0.0.2. Originals
  * that cannot be used get the fallback, quickly, with a short cache lifetime, while lookups go on.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
 import { AvatarImages } from '../src/avatars/avatar-images.js';
+import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
@@ -414,6 +415,35 @@ describe('origin fetches at once', () => {
       expect(mostInAll).toBe(4);
     } finally {
       await origin.close();
+    }
+  });
+});
+
+describe('the variant store', () => {
+  it('keeps variants within its byte bounds, in memory and on disk, and finds the disk ones again', async () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'nps-variants-'));
+    const variant = (fill: number) => variantOf(Buffer.alloc(1000, fill), 'png');
+    try {
+      const store = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 2500, logger: captureLog().logger });
+      for (const key of ['one', 'two', 'three']) await store.set(key, variant(key.length));
+      expect(store.memoryBytes).toBeLessThanOrEqual(2500);
+      expect(readdirSync(directory).filter((name) => name.endsWith('.png'))).toHaveLength(2);
+      // A new process: memory empty, the two newest on disk, the oldest gone.
+      const again = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 2500, logger: captureLog().logger });
+      expect(await again.get('one')).toBeUndefined();
+      expect((await again.get('three'))?.body.equals(Buffer.alloc(1000, 5))).toBe(true);
+      expect((await again.get('two'))?.etag).toBe(variant(3).etag);
+      // A smaller bound trims what an earlier run left, oldest written first.
+      for (const name of readdirSync(directory)) {
+        const file = path.join(directory, name);
+        const written = readFileSync(file)[0] === 3 ? 1_000_000 : 2_000_000;
+        utimesSync(file, written, written);
+      }
+      const smaller = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 1000, logger: captureLog().logger });
+      expect(await smaller.get('two')).toBeUndefined();
+      expect(readdirSync(directory).filter((name) => name.endsWith('.png'))).toHaveLength(1);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
     }
   });
 });
