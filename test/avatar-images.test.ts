@@ -17,6 +17,7 @@ import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { initialsSvg } from '../src/profiles/avatar-svg.js';
+import { formatFromAccept } from '../src/service/avatars.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
@@ -445,5 +446,21 @@ describe('the variant store', () => {
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the format from Accept', () => {
+  it.each([
+    ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'webp'],
+    ['IMAGE/WEBP', 'webp'],
+    ['image/png, image/webp;q=0.5', 'webp'],
+    ['image/webp;q=0', 'png-or-jpeg'],
+    ['image/webp;q=0.0, */*', 'png-or-jpeg'],
+    ['image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5', 'png-or-jpeg'],
+    ['*/*', 'png-or-jpeg'],
+    ['', 'png-or-jpeg'],
+    [undefined, 'png-or-jpeg'],
+  ])('%s: %s', (accept, format) => {
+    expect(formatFromAccept(accept)).toBe(format);
   });
 });
