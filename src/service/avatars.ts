@@ -89,10 +89,10 @@ export function createAvatarService(
       });
       // checkInput has thrown for invalid options already; this only tells the compiler.
       if (typeof options === 'string') throw new InvalidInputError(options, rateLimit);
-      const image = profile === null ? null : httpUrl(profile.image);
-      if (image !== null && images !== undefined) {
-        const result = await images.variant({ url: image, size: options.size, format: options.format });
-        const currentVersion = options.version !== undefined && options.version === avatarVersion(profile);
+      const target = profile === null ? null : avatarTarget(profile);
+      if (target?.image != null && images !== undefined) {
+        const result = await images.variant({ url: target.image, size: options.size, format: options.format });
+        const currentVersion = options.version === target.version;
         if (result.kind === 'variant')
           return { value: { kind: 'image', variant: result.variant, currentVersion }, rateLimit };
         // The original failed (the images module logged why): the fallback, never cached for long.
@@ -111,18 +111,28 @@ export function createAvatarService(
   };
 }
 
-/** Versions of the profiles read lately: a cached profile is one object, asked for again and again. */
-const versions = new WeakMap<Profile, string>();
+/** A profile's image URL (parsed) and avatar version. */
+interface AvatarTarget {
+  image: string | null;
+  version: string;
+}
+
+/** Targets of the profiles read lately: a cached profile is one object, asked for again and again. */
+const targets = new WeakMap<Profile, AvatarTarget>();
+
+function avatarTarget(profile: Profile): AvatarTarget {
+  let target = targets.get(profile);
+  if (target === undefined) {
+    const image = httpUrl(profile.image);
+    target = { image, version: versionOf(image ?? '') };
+    targets.set(profile, target);
+  }
+  return target;
+}
 
 /** The version `avatarUrl` writes and `v=` is compared with; `null` for a name without a profile. */
 export function avatarVersion(profile: Profile | null): string {
-  if (profile === null) return versionOf('');
-  let version = versions.get(profile);
-  if (version === undefined) {
-    version = versionOf(httpUrl(profile.image) ?? '');
-    versions.set(profile, version);
-  }
-  return version;
+  return profile === null ? versionOf('') : avatarTarget(profile).version;
 }
 
 function versionOf(target: string): string {
@@ -211,7 +221,7 @@ function fallbackUrl(value: string): string | null {
 
 function avatarAnswer(canonicalName: string, profile: Profile | null, options: AvatarOptions): AvatarAnswer {
   const currentVersion = options.version === avatarVersion(profile);
-  const image = profile === null ? null : httpUrl(profile.image);
+  const image = profile === null ? null : avatarTarget(profile).image;
   if (image !== null) return { kind: 'redirect', location: image, currentVersion };
   return fallbackAnswer(canonicalName, options, profile === null ? PROFILE_NOT_FOUND_MESSAGE : NO_AVATAR_MESSAGE, {
     currentVersion,
