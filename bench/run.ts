@@ -22,6 +22,9 @@
  *    Zipf (s = 1) lookups over every name through Varnish and to the service alone, the hit
  *    ratio, service cores per 1,000,000 lookups a second, and the time from an import's commit
  *    to the fresh answer through Varnish.
+ * 6. Avatars (bench/avatars.ts, key `avatars`): a cached 64-pixel variant against the static
+ *    server answering its bytes, first-time resizes of 2000×1500 JPEGs from a local origin, and
+ *    REST lookups' p99 while 4 connections request new resizes. `BENCH_ONLY=avatars` runs only this part.
  * 6. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
@@ -41,6 +44,7 @@ import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-
 import { createLogger } from '../src/logging/logger.js';
 import { ServiceRequest } from '../src/service/request.js';
 import { type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
+import { type AvatarsFigure, avatarsSection, avatarTargets, measureAvatars } from './avatars.js';
 import {
   type CpuPerRequest,
   cpuPerRequest,
@@ -357,8 +361,19 @@ async function main(): Promise<void> {
           (pid) => currentRssMb(pid),
         )
       : undefined;
-  if (ONLY?.every((key) => key === 'subscribers')) {
-    console.log(subscribersSection(subscribers).join('\n'));
+  const avatars =
+    ONLY === undefined || ONLY.includes('avatars')
+      ? await measureAvatars({
+          adminUrl: adminUrl(),
+          start: (env) => startService(serviceCommand(), env),
+          peakRssMb,
+          rounds: ROUNDS,
+          seconds: ROUND_SECONDS,
+          connections: CONNECTIONS,
+        })
+      : undefined;
+  if (ONLY?.every((key) => key === 'subscribers' || key === 'avatars')) {
+    console.log([...subscribersSection(subscribers), ...avatarsSection(avatars)].join('\n'));
     return;
   }
   const url = await ensureDatabase();
@@ -469,6 +484,7 @@ async function main(): Promise<void> {
       servers,
       subscribers,
       edge,
+      avatars,
     });
   } finally {
     await Promise.all(started.map((process) => process.stop()));
@@ -568,6 +584,8 @@ interface Extras {
   subscribers?: SubscribersFigure;
   /** The edge part (bench/edge.ts), or why it did not run. */
   edge?: EdgeFigure | string;
+  /** The avatar part (bench/avatars.ts). */
+  avatars?: AvatarsFigure;
   statements: number;
   peakRssMb: number | undefined;
   /** RSS of the service on PostgreSQL once ready, before any load. */
@@ -615,6 +633,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...atMost('service idle RSS on PostgreSQL', extras.idleRssMb, 'MB', 100),
     ...tracingCost(measured, ratio),
     ...atMost('edge: commit to fresh answer through Varnish, p99', edge?.commitToFresh.p99, 'ms', 1000),
+    ...avatarTargets(extras.avatars),
     ...(measured('workers') && measured('restRandom')
       ? [
           {
@@ -658,6 +677,7 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...serversSection(extras.servers),
     ...subscribersSection(extras.subscribers),
     ...edgeSection(extras.edge),
+    ...avatarsSection(extras.avatars),
   ].join('\n');
   const json = {
     date,

@@ -1,15 +1,20 @@
 /**
  * The benchmark's ceiling: `node:http` answering every request with the same ready JSON body (a
  * typical profile document, with the headers a JSON API sends). No routing, no database: what
- * the machine can do at all with this load generator.
+ * the machine can do at all with this load generator. The avatar part serves a ready image the
+ * same way (STATIC_BODY_BASE64, STATIC_CONTENT_TYPE).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const body = Buffer.from(process.env.STATIC_BODY ?? '{"name":"demo@me"}');
+const body =
+  process.env.STATIC_BODY_BASE64 === undefined
+    ? Buffer.from(process.env.STATIC_BODY ?? '{"name":"demo@me"}')
+    : Buffer.from(process.env.STATIC_BODY_BASE64, 'base64');
+const contentType = process.env.STATIC_CONTENT_TYPE ?? 'application/json; charset=utf-8';
 
 const server = createServer((_req, res) => {
-  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length });
+  res.writeHead(200, { 'Content-Type': contentType, 'Content-Length': body.length });
   res.end(body);
 });
 

@@ -9,6 +9,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { createAddressPolicy } from './avatars/address-policy.js';
+import { AvatarImages } from './avatars/avatar-images.js';
 import type { Config } from './config/config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
@@ -24,6 +26,7 @@ import { requestIdOf } from './http/request-id.js';
 import { type Match, Router } from './http/router.js';
 import { createRateLimits } from './limits/create-rate-limits.js';
 import type { Logger } from './logging/logger.js';
+import { registerAvatarMetrics } from './ops/avatar-metrics.js';
 import { registerLiveUpdateMetrics } from './ops/live-update-metrics.js';
 import { createOperations, type Operations } from './ops/operations.js';
 import { registerPurgeMetrics } from './ops/purge-metrics.js';
@@ -122,7 +125,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   if (config.profileCacheSize > 0 || edge.purging) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
-  const avatars = createAvatarService(profiles, links);
+  const avatars = createAvatarService(profiles, links, avatarImages(config, logger, operations, tracing));
   const vcards = createVCardService(profiles, links);
   const webfinger = createWebFingerService(profiles, links);
 
@@ -186,6 +189,27 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   };
 }
 
+/**
+ * What fetches and resizes avatar originals (undefined with AVATAR_PROXY=off). Resizes run one at
+ * a time with one libvips thread (src/avatars/image-resize.ts), leaving the other core to the
+ * event loop.
+ */
+function avatarImages(
+  config: Config,
+  logger: Logger,
+  operations: Operations,
+  tracing: Tracing | undefined,
+): AvatarImages | undefined {
+  if (!config.avatarProxy) return undefined;
+  return new AvatarImages({
+    policy: createAddressPolicy(config.avatarPrivateOrigins),
+    timeoutMs: config.avatarFetchTimeoutMs,
+    maxBytes: config.avatarMaxBytes,
+    directory: config.avatarCacheDir,
+    logger,
+    observer: registerAvatarMetrics(operations.metrics.registry, tracing?.originFetch),
+  });
+}
 /**
  * Every request: its request ID, route, CORS headers and log line, then its answer — within its
  * SERVER span when tracing is on. With tracing off the handler is the same as before tracing

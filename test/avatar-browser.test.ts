@@ -2,14 +2,20 @@
  * The initials avatar in a real browser (headless Chromium): opened directly, the SVG renders
  * under its own Content-Security-Policy without a violation or script error; drawn into a
  * canvas it has the size asked for, the name's background colour, and a glyph in the middle
- * that matches the initial better than any other letter. Screenshots of what the browser shows
- * are saved under test-results/ (gitignored) to look at.
+ * that matches the initial better than any other letter. And a profile's own image, fetched and
+ * resized by the service: an `<img>` of `avatarUrl(size: 64)` shows it 64 pixels wide, turned by
+ * its EXIF orientation. Screenshots of what the browser shows are saved under test-results/
+ * (gitignored) to look at.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { importLines } from '../src/data/importer.js';
 import { avatarColour } from '../src/profiles/avatar-svg.js';
+import { startTestServer } from './support/app-server.js';
 import { reportOnFailure, TEST_RESULTS_DIR, type TestBrowser, useBrowserSuite } from './support/browser.js';
+import { ndjson } from './support/data-files.js';
+import { serve, sidewaysJpeg, startImageOrigin } from './support/image-origin.js';
 
 const TEST_TIMEOUT_MS = 60_000;
 
@@ -72,6 +78,77 @@ describe('the initials avatar in headless Chromium', () => {
       expect(browser.pageErrors).toEqual([]);
       expect(messages.filter((text) => /Content.Security.Policy|Refused/i.test(text))).toEqual([]);
       await page.close();
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe("a profile's image in headless Chromium", () => {
+  const suite = useBrowserSuite();
+
+  it(
+    'shows an <img> of avatarUrl(size: 64) 64 pixels wide, as WebP, turned by its EXIF orientation',
+    async () => {
+      const origin = await startImageOrigin('127.0.0.1');
+      origin.route('/photo.jpg', serve(await sidewaysJpeg()));
+      const line = {
+        kind: 'profile',
+        name: 'browser-pic@me',
+        creatorEmail: 'x@example.com',
+        image: `${origin.url}/photo.jpg`,
+      };
+      expect((await importLines(suite.handle.db, ndjson(line))).problems).toEqual([]);
+      const server = await startTestServer(suite.handle, {
+        AVATAR_PROXY: 'on',
+        AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+        PROFILE_CACHE_SIZE: '0',
+      });
+      const browser = await suite.launch();
+      try {
+        const page = await browser.newPage();
+        reportOnFailure(browser, page, 'avatar-image-64');
+        const query = '{ profile(name: "browser-pic@me") { avatarUrl(size: 64) } }';
+        const graphql = await fetch(`${server.url}/graphql?query=${encodeURIComponent(query)}`);
+        const { data } = (await graphql.json()) as { data: { profile: { avatarUrl: string } } };
+        // avatarUrl starts with PUBLIC_URL; this server listens on a port chosen at start.
+        const url = `${server.url}${new URL(data.profile.avatarUrl).pathname}${new URL(data.profile.avatarUrl).search}`;
+        const types: string[] = [];
+        page.on('response', (response) => {
+          if (response.url() === url) types.push(response.headers()['content-type'] ?? '');
+        });
+        await page.goto(`${server.url}/healthz`);
+        const shown = await page.evaluate(async (src) => {
+          const image = document.createElement('img');
+          image.src = src;
+          document.body.append(image);
+          await image.decode();
+          const canvas = document.createElement('canvas');
+          canvas.width = image.naturalWidth;
+          canvas.height = image.naturalHeight;
+          const context = canvas.getContext('2d');
+          context?.drawImage(image, 0, 0);
+          const pixel = (x: number, y: number) => [...(context?.getImageData(x, y, 1, 1).data ?? [])].slice(0, 3);
+          return {
+            natural: [image.naturalWidth, image.naturalHeight],
+            rendered: image.getBoundingClientRect().width,
+            top: pixel(32, 4),
+            bottom: pixel(32, 60),
+          };
+        }, url);
+        mkdirSync(TEST_RESULTS_DIR, { recursive: true });
+        await page.screenshot({ path: path.join(TEST_RESULTS_DIR, 'avatar-image-64.png') });
+        expect(shown.natural).toEqual([64, 64]);
+        expect(shown.rendered).toBe(64);
+        expect(types).toEqual(['image/webp']);
+        // Stored sideways with red on the left; shown upright with red on top, blue below.
+        expect(shown.top[0]).toBeGreaterThan(200);
+        expect(shown.bottom[2]).toBeGreaterThan(200);
+        expect(browser.pageErrors).toEqual([]);
+        await page.close();
+      } finally {
+        await server.close();
+        await origin.close();
+      }
     },
     TEST_TIMEOUT_MS,
   );

@@ -1,6 +1,7 @@
 /**
- * Avatars over a real socket, on every test database: `GET /api/{name_id}/avatar` redirects to a
- * stored http(s) image or answers the fallback (initials SVG, 404, or a client's https URL), and
+ * Avatars over a real socket, on every test database: `GET /api/{name_id}/avatar` with
+ * AVATAR_PROXY=off redirects to a stored http(s) image (test/avatar-images.test.ts has the images
+ * the service fetches itself), or answers the fallback (initials SVG, 404, or a client's https URL), and
  * GraphQL `Profile.avatarUrl` writes PUBLIC_URL links whose `v=` changes exactly when the answer does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,6 +85,7 @@ describe.each(databaseKinds())('avatars on %s', (kind) => {
     expect((await importLines(handle.db, ODD_IMAGES)).problems).toEqual([]);
     // No profile cache: a test changes a profile by import and reads it back at once.
     server = await startTestServer(handle, {
+      AVATAR_PROXY: 'off',
       PUBLIC_URL,
       PROFILE_LIMIT: '100000',
       CACHE_MAX_AGE: '60',
@@ -96,7 +98,7 @@ describe.each(databaseKinds())('avatars on %s', (kind) => {
     await testDb?.drop();
   });
 
-  it('redirects to the stored http(s) image, whatever the fallback, without fetching it', async () => {
+  it('redirects to the stored http(s) image with AVATAR_PROXY=off, whatever the fallback, without fetching it', async () => {
     for (const query of ['', '?fallback=404', '?fallback=https://other.example/x.png', '?size=16']) {
       const response = await avatar(`demo@me/avatar${query}`);
       expect(response.status, query).toBe(302);

@@ -112,6 +112,14 @@ describe('configuration', () => {
     ['CACHE_PURGE_URLS', 'http://varnish:6081/?purge=1'],
     ['CACHE_PURGE_URLS', 'http://a:6081,,http://b:6081'],
     ['CACHE_SHARED_MAX_AGE', '1d'],
+    ['AVATAR_PROXY', 'yes'],
+    ['AVATAR_PRIVATE_ORIGINS', '10.0.0.0/33'],
+    ['AVATAR_PRIVATE_ORIGINS', 'intranet.example/8'],
+    ['AVATAR_PRIVATE_ORIGINS', '10.0.0.0/8,,fd00::/8'],
+    ['AVATAR_FETCH_TIMEOUT_MS', '50'],
+    ['AVATAR_FETCH_TIMEOUT_MS', 'soon'],
+    ['AVATAR_MAX_BYTES', '100'],
+    ['AVATAR_MAX_BYTES', '1e7'],
   ];
 
   it('reads the shared caches to purge, and their s-maxage (a day by default)', () => {
@@ -129,6 +137,35 @@ describe('configuration', () => {
 
   it('never shows a purge URL password in its error', () => {
     expect(errorOf({ CACHE_PURGE_URLS: 'http://admin:secret@varnish:6081' }).message).not.toContain('secret');
+  });
+
+  it('fetches avatar originals by default, from public addresses, within the contract bounds', () => {
+    expect(loadConfig({})).toMatchObject({
+      avatarProxy: true,
+      avatarPrivateOrigins: [],
+      avatarFetchTimeoutMs: 5000,
+      avatarMaxBytes: 10_485_760,
+      avatarCacheDir: undefined,
+    });
+    expect(
+      loadConfig({
+        AVATAR_PROXY: 'off',
+        AVATAR_PRIVATE_ORIGINS: ' 10.0.0.0/8 , fd00::/8,192.168.1.20',
+        AVATAR_FETCH_TIMEOUT_MS: '2500',
+        AVATAR_MAX_BYTES: '1048576',
+        DATA_DIR: '/var/lib/profiles',
+      }),
+    ).toMatchObject({
+      avatarProxy: false,
+      avatarPrivateOrigins: [
+        { address: '10.0.0.0', prefix: 8, family: 'ipv4' },
+        { address: 'fd00::', prefix: 8, family: 'ipv6' },
+        { address: '192.168.1.20', prefix: 32, family: 'ipv4' },
+      ],
+      avatarFetchTimeoutMs: 2500,
+      avatarMaxBytes: 1_048_576,
+      avatarCacheDir: path.join('/var/lib/profiles', 'avatar-variants'),
+    });
   });
 
   it.each(badValues)('rejects %s=%j with one line naming the variable', (variable, value) => {

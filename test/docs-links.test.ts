@@ -22,6 +22,7 @@ import {
 } from '../src/rest/batch.js';
 import {
   INVALID_FALLBACK_MESSAGE,
+  INVALID_FORMAT_MESSAGE,
   INVALID_SIZE_MESSAGE,
   NO_AVATAR_MESSAGE,
   PROFILE_NOT_FOUND_MESSAGE,
@@ -178,6 +179,7 @@ describe('docs/contract.md', () => {
       requestBodyTooLargeMessage(MAX_BATCH_BODY_BYTES),
       INVALID_SIZE_MESSAGE,
       INVALID_FALLBACK_MESSAGE,
+      INVALID_FORMAT_MESSAGE,
       PROFILE_NOT_FOUND_MESSAGE,
       NO_AVATAR_MESSAGE,
       MISSING_PREFIX_MESSAGE,

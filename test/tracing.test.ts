@@ -9,12 +9,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import { summarizeStatement } from '../src/db/statement-summary.js';
 import type { GraphQLHttpPath } from '../src/graphql/transport/over-http.js';
 import { FINAL_EXPORT_TIMEOUT_MS } from '../src/ops/tracing-sdk.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
+import { ndjson } from './support/data-files.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';
+import { type ImageOrigin, serve, startImageOrigin, transparentPng } from './support/image-origin.js';
 import { OTLP_KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from './support/otlp-receiver.js';
 import { runNode } from './support/run-node.js';
 
@@ -212,6 +215,80 @@ describe('tracing in the default protocol (http/protobuf)', () => {
       expect(bytes).toContain(text);
     }
     expect(bytes).not.toContain(OWNER_EMAIL);
+  });
+});
+
+describe('tracing avatar origin fetches', () => {
+  const database = useTestDatabase('pglite', seedDemoData);
+  let receiver: OtlpReceiver;
+  let origin: ImageOrigin;
+  let server: TestServer;
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    origin = await startImageOrigin('127.0.0.1');
+    origin.route('/private-path-of-the-image.png', serve(await transparentPng(), 'image/png'));
+    const lines = ndjson(
+      {
+        kind: 'profile',
+        name: 'traced-pic@me',
+        creatorEmail: 'x@example.com',
+        image: `${origin.url}/private-path-of-the-image.png`,
+      },
+      {
+        kind: 'profile',
+        name: 'traced-refused@me',
+        creatorEmail: 'x@example.com',
+        image: 'http://169.254.169.254/x.png',
+      },
+    );
+    expect((await importLines(database.handle.db, lines)).problems).toEqual([]);
+    server = await startTestServer(database.handle, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      AVATAR_PROXY: 'on',
+      AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+      PROFILE_CACHE_SIZE: '0',
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await receiver?.close();
+    await origin?.close();
+  });
+
+  it('makes each origin fetch a CLIENT span of the request, with host, port and outcome, never the URL', async () => {
+    const outcomes: Record<string, ReceivedSpan | undefined> = {};
+    for (const [name, outcome] of [
+      ['traced-pic@me', 'ok'],
+      ['traced-refused@me', 'refused'],
+    ] as const) {
+      const trace = traceparent();
+      const response = await fetch(`${server.url}/api/${name}/avatar?size=32`, {
+        headers: { traceparent: trace.header },
+      });
+      await response.arrayBuffer();
+      await server.app.tracing?.flush();
+      const spans = await receiver.spans();
+      outcomes[outcome] = childrenOf(spans, serverSpan(spans, trace.traceId)).find(
+        (span) => span.name === 'avatar origin fetch',
+      );
+    }
+    expect(outcomes.ok).toMatchObject({
+      kind: OTLP_KIND.CLIENT,
+      attributes: {
+        'http.request.method': 'GET',
+        'server.address': '127.0.0.1',
+        'server.port': origin.port,
+        'avatar.fetch.outcome': 'ok',
+      },
+    });
+    expect(outcomes.ok?.status?.code ?? 0).not.toBe(2);
+    expect(outcomes.refused).toMatchObject({
+      attributes: { 'server.address': '169.254.169.254', 'avatar.fetch.outcome': 'refused', 'error.type': 'refused' },
+      status: { code: 2 },
+    });
+    expect(JSON.stringify(await receiver.spans())).not.toContain('private-path-of-the-image');
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { type Network, parseNetwork } from '../avatars/address-policy.js';
 import { ConfigError } from './config-error.js';
 import { type TracingConfig, tracingConfig } from './tracing.js';
 
@@ -116,6 +117,16 @@ export interface Config {
   liveSubscriptionsPerClient: number;
   /** Open live-update subscriptions per process. */
   liveSubscriptionsMax: number;
+  /** Avatar images: fetched, resized and answered by the service (AVATAR_PROXY=on), or 302 to the image (off). */
+  avatarProxy: boolean;
+  /** Networks avatar fetches may reach although private (AVATAR_PRIVATE_ORIGINS). */
+  avatarPrivateOrigins: readonly Network[];
+  /** Deadline of one avatar original's whole fetch, redirects included (AVATAR_FETCH_TIMEOUT_MS). */
+  avatarFetchTimeoutMs: number;
+  /** The most bytes of an avatar original read (AVATAR_MAX_BYTES). */
+  avatarMaxBytes: number;
+  /** Where resized avatars are kept on disk: `DATA_DIR/avatar-variants` when DATA_DIR is set; else memory only. */
+  avatarCacheDir: string | undefined;
 }
 
 const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
@@ -296,6 +307,28 @@ function publicUrl(env: Env, host: string, port: number): string {
   return url.href.replace(/\/+$/, '');
 }
 
+function avatarProxy(env: Env): boolean {
+  const value = raw(env, 'AVATAR_PROXY') ?? 'on';
+  if (value !== 'on' && value !== 'off') throw new ConfigError('AVATAR_PROXY', `must be on or off, got "${value}"`);
+  return value === 'on';
+}
+
+/** AVATAR_PRIVATE_ORIGINS: comma-separated CIDRs (`127.0.0.1/32`, `fd00::/8`) or single addresses. */
+function privateOrigins(env: Env): Network[] {
+  const value = raw(env, 'AVATAR_PRIVATE_ORIGINS');
+  if (value === undefined) return [];
+  return value.split(',').map((entry) => {
+    const network = parseNetwork(entry);
+    if (network === null) {
+      throw new ConfigError(
+        'AVATAR_PRIVATE_ORIGINS',
+        `must be comma-separated networks such as 10.0.0.0/8 or fd00::/8, got "${entry.trim()}"`,
+      );
+    }
+    return network;
+  });
+}
+
 /**
  * Profiles kept in memory per process by default: a small part of the process's memory for
  * typical profiles (see docs/decisions.md, "The profile cache's default size").
@@ -316,6 +349,7 @@ export function loadConfig(env: Env = process.env): Config {
   const listenHost = host(env);
   const primaryUrl = databaseUrl(env);
   const listenUrl = databaseUrl(env, 'DATABASE_LISTEN_URL');
+  const dataDir = path.resolve(raw(env, 'DATA_DIR') ?? './.data');
   if (listenUrl !== undefined && primaryUrl === undefined) {
     throw new ConfigError('DATABASE_LISTEN_URL', 'needs DATABASE_URL (the embedded database listens in-process)');
   }
@@ -328,7 +362,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseListenUrl: listenUrl,
     databasePoolMode: poolMode(env, primaryUrl, listenUrl),
     replicaMaxLagMs: integer(env, 'REPLICA_MAX_LAG_MS', DATABASE_DEFAULTS.replicaMaxLagMs, 0, 3_600_000),
-    dataDir: path.resolve(raw(env, 'DATA_DIR') ?? './.data'),
+    dataDir,
     dbPoolSize: integer(env, 'DB_POOL_SIZE', DATABASE_DEFAULTS.poolSize, 1, 1000),
     dbConnectTimeoutSeconds: integer(env, 'DB_CONNECT_TIMEOUT', DATABASE_DEFAULTS.connectTimeoutSeconds, 1, 600),
     dbStatementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', DATABASE_DEFAULTS.statementTimeoutMs, 100, 600_000),
@@ -357,5 +391,10 @@ export function loadConfig(env: Env = process.env): Config {
     tracing: tracingConfig(env),
     liveSubscriptionsPerClient: integer(env, 'LIVE_SUBSCRIPTIONS_PER_CLIENT', 20, 1, 1_000_000),
     liveSubscriptionsMax: integer(env, 'LIVE_SUBSCRIPTIONS_MAX', 10_000, 0, 1_000_000),
+    avatarProxy: avatarProxy(env),
+    avatarPrivateOrigins: privateOrigins(env),
+    avatarFetchTimeoutMs: integer(env, 'AVATAR_FETCH_TIMEOUT_MS', 5000, 100, 60_000),
+    avatarMaxBytes: integer(env, 'AVATAR_MAX_BYTES', 10_485_760, 1024, 104_857_600),
+    avatarCacheDir: raw(env, 'DATA_DIR') === undefined ? undefined : path.join(dataDir, 'avatar-variants'),
   };
 }

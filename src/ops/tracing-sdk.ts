@@ -72,6 +72,7 @@ export function createTracing(config: TracingConfig, logger: Logger) {
     },
     graphqlPlugin: graphqlOperationSpans(tracer, contexts),
     statements: statementSpans(tracer, contexts),
+    originFetch: (host: string) => originFetchSpan(tracer, contexts, host),
     // A collector that is away loses spans, never the service: export failures are logged.
     flush: () => provider.forceFlush().catch(reportFailure),
     async shutdown() {
@@ -219,6 +220,29 @@ function statementSpans(tracer: Tracer, contexts: AsyncLocalStorageContextManage
         span.end();
       };
     },
+  };
+}
+
+/** `GET` to an avatar origin: its host and port, and the outcome; the URL stays out (it is profile data). */
+function originFetchSpan(
+  tracer: Tracer,
+  contexts: AsyncLocalStorageContextManager,
+  host: string,
+): (outcome: string) => void {
+  const parsed = URL.canParse(`http://${host}`) ? new URL(`http://${host}`) : undefined;
+  const attributes: Record<string, string | number> = {
+    'http.request.method': 'GET',
+    'server.address': parsed?.hostname ?? host,
+  };
+  if (parsed !== undefined && parsed.port !== '') attributes['server.port'] = Number(parsed.port);
+  const span = tracer.startSpan('avatar origin fetch', { kind: SpanKind.CLIENT, attributes }, contexts.active());
+  return (outcome) => {
+    span.setAttribute('avatar.fetch.outcome', outcome);
+    if (outcome !== 'ok') {
+      span.setAttribute('error.type', outcome);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    span.end();
   };
 }
 

@@ -6,7 +6,8 @@
  *
  * What is traced (docs/operations.md "Tracing"): each HTTP request is a SERVER span, a child of
  * the caller's span when the request carries a W3C `traceparent`; within it each executed GraphQL
- * operation is a span, and each SQL statement a CLIENT span. Spans carry route patterns, operation
+ * operation is a span, each SQL statement a CLIENT span, and each fetch of an avatar original a
+ * CLIENT span. Spans carry route patterns, operation
  * names and statement summaries, never a URL, a query string, a body, variables or parameters.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -25,6 +26,11 @@ export interface Tracing {
   readonly graphqlPlugin: Plugin;
   /** Makes a CLIENT span of each SQL statement (see DatabaseHandle.observeStatements). */
   readonly statements: StatementObserver;
+  /**
+   * Starts a CLIENT span for the fetch of an avatar original from `host` (host and port, never
+   * the URL); the returned function ends it with the fetch's outcome.
+   */
+  originFetch(host: string): (outcome: string) => void;
   /** Exports the spans ended so far. */
   flush(): Promise<void>;
   /** Exports what is left and stops. */

@@ -1,12 +1,23 @@
 /**
- * `GET /api/{name_id}/avatar?size=&fallback=&v=`: the avatar service's answer as HTTP. A
- * redirect or SVG asked for with the current version (`v=`, what `avatarUrl` writes) may be
- * cached for good; otherwise it gets the profile `Cache-Control`. Only the SVG has an ETag and
- * 304s: conditional requests do not apply to redirects (RFC 9110 §13.2.1).
+ * `GET /api/{name_id}/avatar?size=&fallback=&format=&v=`: the avatar service's answer as HTTP. An
+ * image, redirect or SVG asked for with the current version (`v=`, what `avatarUrl` writes) may
+ * be cached for good; otherwise it gets the profile `Cache-Control`. The fallback of an original
+ * that failed gets a short `max-age` (at most the profile's), never `immutable`. Images and SVGs
+ * have an ETag and 304s: conditional requests do not apply to redirects (RFC 9110 §13.2.1).
+ * Every answer varies with `Accept` (the image's format follows it), so shared caches keep one
+ * copy per `Accept`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { FAILURE_MEMORY_MS } from '../avatars/avatar-images.js';
+import { CONTENT_TYPES } from '../avatars/image-resize.js';
 import { sendBody, sendError } from '../http/respond.js';
-import { AVATAR_SIZE, type AvatarAnswer, INVALID_SIZE_MESSAGE, MAX_FALLBACK_URL_LENGTH } from '../service/avatars.js';
+import {
+  AVATAR_FORMATS,
+  AVATAR_SIZE,
+  type AvatarAnswer,
+  INVALID_SIZE_MESSAGE,
+  MAX_FALLBACK_URL_LENGTH,
+} from '../service/avatars.js';
 import {
   EVERY,
   errorAnswer,
@@ -27,7 +38,7 @@ import { sendValidated } from './validated-answer.js';
 
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const SVG_CONTENT_TYPE = 'image/svg+xml';
-/** Whatever a browser makes of the SVG, it runs nothing and loads nothing (inline styles only). */
+/** Whatever a browser makes of the SVG (or an image), it runs nothing and loads nothing (inline styles only). */
 const SVG_SECURITY_HEADERS: OutgoingHttpHeaders = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
   'X-Content-Type-Options': 'nosniff',
@@ -42,9 +53,19 @@ export const avatarRoute: RestRoute = {
       const { value, rateLimit } = await deps.avatars.lookupAvatar(request, params.name ?? '', {
         size: query.getAll('size'),
         fallback: query.getAll('fallback'),
+        format: query.getAll('format'),
         version: query.getAll('v'),
+        accept: req.headers.accept,
       });
-      send(req, res, value, { ...rateLimitHeaders(rateLimit) }, (found) => deps.edge.headers(request.edge, found));
+      const temporary = `public, max-age=${Math.min(deps.config.cacheMaxAgeSeconds, FAILURE_MEMORY_MS / 1000)}`;
+      send(
+        req,
+        res,
+        value,
+        { ...rateLimitHeaders(rateLimit), Vary: 'Accept' },
+        (found) => deps.edge.headers(request.edge, found),
+        temporary,
+      );
     }),
   openApi: { pathParameters: { name: NAME_ID_PARAMETER }, get: avatarOperation() },
 };
@@ -55,17 +76,35 @@ function send(
   answer: AvatarAnswer,
   headers: OutgoingHttpHeaders,
   cacheHeaders: (found: boolean) => OutgoingHttpHeaders,
+  /** A failed original's fallback: the failure memory's length at most, and the profile's. */
+  temporaryCacheControl: string,
 ): void {
   if (answer.kind === 'missing') {
     sendError(req, res, 404, answer.message, { ...headers, ...cacheHeaders(false) });
     return;
   }
   // A versioned URL names one version for good: no purge is needed, its tags go with it all the same.
-  const caching = answer.currentVersion
-    ? { ...cacheHeaders(true), 'Cache-Control': IMMUTABLE_CACHE_CONTROL }
-    : cacheHeaders(true);
+  // A fallback for a failed original is kept briefly everywhere: the failure may be temporary.
+  const shared = cacheHeaders(true);
+  const caching =
+    answer.temporary === true
+      ? { ...shared, 'Cache-Control': temporaryCacheControl }
+      : answer.currentVersion
+        ? { ...shared, 'Cache-Control': IMMUTABLE_CACHE_CONTROL }
+        : shared;
   if (answer.kind === 'redirect') {
     sendBody(req, res, 302, '', { ...headers, ...caching, Location: answer.location });
+    return;
+  }
+  if (answer.kind === 'image') {
+    const { variant } = answer;
+    sendValidated(req, res, {
+      etag: variant.etag,
+      validators: { ...headers, ...caching, ETag: variant.etag },
+      body: variant.body,
+      // The same as the SVG's: an image opened directly needs nothing else either.
+      contentHeaders: { ...SVG_SECURITY_HEADERS, 'Content-Type': CONTENT_TYPES[variant.format] },
+    });
     return;
   }
   sendValidated(req, res, {
@@ -81,31 +120,37 @@ function avatarOperation(): Operation {
     'Cache-Control': {
       $ref: '#/components/headers/Cache-Control',
       description:
-        '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`.',
+        '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`; ' +
+        'a fallback answered because the original could not be used: `public, max-age=<at most 60, at most the profile max-age>`.',
     },
     ...headerRefs('Vary', 'xkey', 'Surrogate-Key'),
   };
+  const binary = { type: 'string', contentMediaType: 'application/octet-stream' };
+  const imageContent = Object.fromEntries(AVATAR_FORMATS.map((format) => [CONTENT_TYPES[format], { schema: binary }]));
   return {
     operationId: 'avatar',
-    summary: 'The avatar of a name ID, with a fallback',
+    summary: 'The avatar of a name ID, as an image of the size asked for, with a fallback',
     description:
-      'Redirects to the profile `image` when it is an http(s) URL (the service never fetches it). Otherwise ' +
-      'the `fallback`: a generated SVG with the initial, a 404, or a redirect to a URL of the client. ' +
-      'One point of the profile budget.',
+      'The profile `image`, when it is an http(s) URL: fetched by the service from public addresses only, scaled ' +
+      'to cover a `size`×`size` square (centred), without the metadata of the original, as WebP when `Accept` names ' +
+      '`image/webp`, else PNG (transparent images) or JPEG, or in the format `format` names. With `AVATAR_PROXY=off`, ' +
+      'a redirect to the `image` instead. Otherwise, and when the original cannot be used (refused address, error, ' +
+      'timeout, too large, not an image), the `fallback`: a generated SVG with the initial, a 404, or a redirect ' +
+      'to a URL of the client. Every answer varies with `Accept`. One point of the profile budget.',
     tags: ['Avatars'],
     parameters: [
       {
         name: 'size',
         in: 'query',
-        description: 'Width and height of the generated SVG, in pixels.',
+        description: 'Width and height of the answer, in pixels.',
         schema: { type: 'integer', minimum: AVATAR_SIZE.min, maximum: AVATAR_SIZE.max, default: AVATAR_SIZE.default },
       },
       {
         name: 'fallback',
         in: 'query',
         description:
-          '`initials`, `404`, or an https URL to redirect to when there is no http(s) image (a URI once serialised: ' +
-          'characters such as `\\`, `{`, `|` percent-encoded).',
+          '`initials`, `404`, or an https URL to redirect to when there is no usable http(s) image (a URI once ' +
+          'serialised: characters such as `\\`, `{`, `|` percent-encoded).',
         schema: {
           anyOf: [
             { type: 'string', enum: ['initials', '404'] },
@@ -113,6 +158,12 @@ function avatarOperation(): Operation {
           ],
           default: 'initials',
         },
+      },
+      {
+        name: 'format',
+        in: 'query',
+        description: 'The image format of the answer, whatever `Accept` says; the fallback SVG is not affected.',
+        schema: { type: 'string', enum: [...AVATAR_FORMATS] },
       },
       {
         name: 'v',
@@ -124,30 +175,31 @@ function avatarOperation(): Operation {
     ],
     responses: {
       '200': {
-        description: 'The generated SVG: safe to open directly (no script, a strict Content-Security-Policy).',
+        description:
+          'The image, or the generated SVG (safe to open directly: no script, a strict Content-Security-Policy).',
         headers: {
           ...EVERY,
           ...VALIDATOR,
           ...caching,
           ...RATE_LIMIT,
-          ...headerRefs('Content-Security-Policy', 'X-Content-Type-Options'),
+          ...headerRefs('Vary', 'Content-Security-Policy', 'X-Content-Type-Options'),
         },
-        content: { 'image/svg+xml': { schema: { type: 'string' } } },
+        content: { ...imageContent, 'image/svg+xml': { schema: { type: 'string' } } },
       },
       '302': {
-        description: 'To the stored image, or to the fallback URL.',
-        headers: { ...EVERY, ...headerRefs('Location'), ...caching, ...RATE_LIMIT },
+        description: 'To the stored image (`AVATAR_PROXY=off`), or to the fallback URL.',
+        headers: { ...EVERY, ...headerRefs('Location', 'Vary'), ...caching, ...RATE_LIMIT },
       },
-      '304': notModified(),
+      '304': notModified(headerRefs('Vary')),
       '400': errorAnswer(
-        'An invalid name ID, size or fallback (checked in that order).',
+        'An invalid name ID, size, fallback or format (checked in that order).',
         INVALID_SIZE_MESSAGE,
         RATE_LIMIT,
       ),
       '404': errorAnswer(
-        '`fallback=404` and no profile (`Profile not found`) or no http(s) image (`No avatar`).',
+        '`fallback=404` and no profile (`Profile not found`) or no usable http(s) image (`No avatar`).',
         'No avatar',
-        { ...RATE_LIMIT, ...MISSING_CACHING },
+        { ...RATE_LIMIT, ...MISSING_CACHING, ...headerRefs('Vary') },
       ),
       ...LOOKUP_ERRORS,
     },

@@ -316,7 +316,7 @@ export const HEADERS: Readonly<Record<string, Header>> = {
     false,
   ),
   Vary: stringHeader(
-    '`Accept-Encoding` (and `Accept` on GraphQL): the answer comes in the negotiated content coding.',
+    "`Accept-Encoding` (and `Accept` on GraphQL and avatars): the answer comes in the negotiated content coding; an avatar image's format follows `Accept`.",
     false,
   ),
   xkey: stringHeader(

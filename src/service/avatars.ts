@@ -1,15 +1,21 @@
 /**
  * Avatars: `GET /api/{name_id}/avatar` and GraphQL `Profile.avatarUrl`. A profile whose `image`
- * is an http(s) URL is answered with a redirect to it (the service never fetches a URL from the
- * data); otherwise the `fallback` decides: a generated initials SVG, a 404, or a redirect to a
- * URL the client gave.
+ * is an http(s) URL is answered with that image, fetched safely and resized by the service
+ * (src/avatars), or, with AVATAR_PROXY=off, with a redirect to it. Otherwise, and when the
+ * original cannot be used, the `fallback` decides: a generated initials SVG, a 404, or a redirect
+ * to a URL the client gave.
  *
  * The avatar version is what `avatarUrl` puts in `v=`: a hash of the one thing of the profile
- * that the answer depends on, the redirect target (or none), and of the drawing's revision (the
- * initials SVG depends only on the name and size, which the URL holds already). So it changes
- * exactly when the answer to an `avatarUrl` would, and such URLs can be cached as immutable.
+ * that the answer depends on, the image URL (or none), and of the drawing's and the resizing's
+ * revisions (the initials SVG depends only on the name and size, which the URL holds already).
+ * So it changes exactly when the answer to an `avatarUrl` would, and such URLs can be cached as
+ * immutable. A fallback answered because the original failed is the exception: the failure may
+ * be temporary, so that answer is marked `temporary` and never cached for long.
  */
 import { createHash } from 'node:crypto';
+import { AVATAR_IMAGE_REVISION, type AvatarImages } from '../avatars/avatar-images.js';
+import type { FormatChoice, OutputFormat } from '../avatars/image-resize.js';
+import type { Variant } from '../avatars/variant-store.js';
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
 import { AVATAR_DRAWING_REVISION, initialsSvg } from '../profiles/avatar-svg.js';
 import type { Profile } from '../profiles/profile.js';
@@ -21,6 +27,8 @@ import type { Outcome, ServiceRequest } from './request.js';
 export const AVATAR_SIZE = { min: 16, max: 1024, default: 256 } as const;
 export const INVALID_SIZE_MESSAGE = `Invalid size, expected an integer from ${AVATAR_SIZE.min} to ${AVATAR_SIZE.max}`;
 export const INVALID_FALLBACK_MESSAGE = 'Invalid fallback, expected initials, 404 or an https URL';
+export const INVALID_FORMAT_MESSAGE = 'Invalid format, expected webp, jpeg or png';
+export const AVATAR_FORMATS: readonly OutputFormat[] = ['webp', 'jpeg', 'png'];
 export const MAX_FALLBACK_URL_LENGTH = 2048;
 export const PROFILE_NOT_FOUND_MESSAGE = 'Profile not found';
 export const NO_AVATAR_MESSAGE = 'No avatar';
@@ -32,15 +40,27 @@ type AvatarFallback = { kind: 'initials' } | { kind: 'not-found' } | { kind: 're
 interface AvatarQuery {
   size: readonly string[];
   fallback: readonly string[];
+  format: readonly string[];
   version: readonly string[];
+  /** The request's `Accept` header: WebP when it names `image/webp`. */
+  accept: string | undefined;
+}
+
+/** Caching of an answer: `currentVersion` when `v=` is current; `temporary` for a failed original's fallback. */
+interface AnswerCaching {
+  currentVersion: boolean;
+  /** Never cached for long: the original failed, and the failure may pass. */
+  temporary?: boolean;
 }
 
 export type AvatarAnswer =
-  /** 302 to the stored image or to the fallback URL. */
-  | { kind: 'redirect'; location: string; currentVersion: boolean }
+  /** 302 to the stored image (AVATAR_PROXY=off) or to the fallback URL. */
+  | ({ kind: 'redirect'; location: string } & AnswerCaching)
   /** 200 with the generated SVG; `etag` is a strong validator of exactly these bytes. */
-  | { kind: 'svg'; svg: string; etag: string; currentVersion: boolean }
-  /** `fallback=404`: no profile, or a profile without an http(s) image. */
+  | ({ kind: 'svg'; svg: string; etag: string } & AnswerCaching)
+  /** 200 with the resized image. */
+  | ({ kind: 'image'; variant: Variant } & AnswerCaching)
+  /** `fallback=404`: no profile, or a profile without a usable http(s) image. */
   | { kind: 'missing'; message: typeof PROFILE_NOT_FOUND_MESSAGE | typeof NO_AVATAR_MESSAGE };
 
 export interface AvatarService {
@@ -50,7 +70,15 @@ export interface AvatarService {
   avatarUrl(profile: Profile, size: number): string;
 }
 
-export function createAvatarService(profiles: ProfilesService, links: Links): AvatarService {
+/**
+ * The avatar service; `images` fetches and resizes originals (undefined: AVATAR_PROXY=off, a
+ * redirect to the image).
+ */
+export function createAvatarService(
+  profiles: ProfilesService,
+  links: Links,
+  images: AvatarImages | undefined,
+): AvatarService {
   return {
     async lookupAvatar(request, name, query) {
       const options = avatarOptions(query);
@@ -61,6 +89,16 @@ export function createAvatarService(profiles: ProfilesService, links: Links): Av
       });
       // checkInput has thrown for invalid options already; this only tells the compiler.
       if (typeof options === 'string') throw new InvalidInputError(options, rateLimit);
+      const target = profile === null ? null : avatarTarget(profile);
+      if (target?.image != null && images !== undefined) {
+        const result = await images.variant({ url: target.image, size: options.size, format: options.format });
+        const currentVersion = options.version === target.version;
+        if (result.kind === 'variant')
+          return { value: { kind: 'image', variant: result.variant, currentVersion }, rateLimit };
+        // The original failed (the images module logged why): the fallback, never cached for long.
+        const caching = { currentVersion: false, temporary: true };
+        return { value: fallbackAnswer(canonicalName(name), options, NO_AVATAR_MESSAGE, caching), rateLimit };
+      }
       return { value: avatarAnswer(canonicalName(name), profile, options), rateLimit };
     },
 
@@ -73,15 +111,41 @@ export function createAvatarService(profiles: ProfilesService, links: Links): Av
   };
 }
 
+/** A profile's image URL (parsed) and avatar version. */
+interface AvatarTarget {
+  image: string | null;
+  version: string;
+}
+
+/** Targets of the profiles read lately: a cached profile is one object, asked for again and again. */
+const targets = new WeakMap<Profile, AvatarTarget>();
+
+function avatarTarget(profile: Profile): AvatarTarget {
+  let target = targets.get(profile);
+  if (target === undefined) {
+    const image = httpUrl(profile.image);
+    target = { image, version: versionOf(image ?? '') };
+    targets.set(profile, target);
+  }
+  return target;
+}
+
 /** The version `avatarUrl` writes and `v=` is compared with; `null` for a name without a profile. */
 export function avatarVersion(profile: Profile | null): string {
-  const target = profile === null ? '' : (httpUrl(profile.image) ?? '');
-  return createHash('sha256').update(`${AVATAR_DRAWING_REVISION}\n${target}`).digest('base64url').slice(0, 16);
+  return profile === null ? versionOf('') : avatarTarget(profile).version;
+}
+
+function versionOf(target: string): string {
+  const revisions =
+    target === '' ? `${AVATAR_DRAWING_REVISION}` : `${AVATAR_DRAWING_REVISION}.${AVATAR_IMAGE_REVISION}`;
+  return createHash('sha256').update(`${revisions}\n${target}`).digest('base64url').slice(0, 16);
 }
 
 interface AvatarOptions {
   size: number;
   fallback: AvatarFallback;
+  /** The format `format=` names, else WebP when `Accept` names it, else PNG or JPEG by transparency. */
+  format: FormatChoice;
   version: string | undefined;
 }
 
@@ -91,7 +155,31 @@ function avatarOptions(query: AvatarQuery): AvatarOptions | string {
   if (size === null) return INVALID_SIZE_MESSAGE;
   const fallback = query.fallback.length === 0 ? { kind: 'initials' as const } : parseFallback(query.fallback);
   if (fallback === null) return INVALID_FALLBACK_MESSAGE;
-  return { size, fallback, version: query.version.length === 1 ? query.version[0] : undefined };
+  const format = query.format.length === 0 ? formatFromAccept(query.accept) : parseFormat(query.format);
+  if (format === null) return INVALID_FORMAT_MESSAGE;
+  return { size, fallback, format, version: query.version.length === 1 ? query.version[0] : undefined };
+}
+
+function parseFormat(values: readonly string[]): OutputFormat | null {
+  const [value] = values;
+  return values.length === 1 && (AVATAR_FORMATS as readonly string[]).includes(value ?? '')
+    ? (value as OutputFormat)
+    : null;
+}
+
+/**
+ * WebP when `Accept` names `image/webp` with a quality above 0; otherwise PNG or JPEG, which every
+ * client shows. `image/*` and `*\/*` are not taken as WebP: browsers without WebP send them too.
+ */
+export function formatFromAccept(accept: string | undefined): FormatChoice {
+  if (accept === undefined) return 'png-or-jpeg';
+  for (const range of accept.split(',')) {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (type !== 'image/webp') continue;
+    const quality = parameters.find((parameter) => parameter.startsWith('q='));
+    if (quality === undefined || Number(quality.slice(2)) > 0) return 'webp';
+  }
+  return 'png-or-jpeg';
 }
 
 function parseSize(values: readonly string[]): number | null {
@@ -133,17 +221,28 @@ function fallbackUrl(value: string): string | null {
 
 function avatarAnswer(canonicalName: string, profile: Profile | null, options: AvatarOptions): AvatarAnswer {
   const currentVersion = options.version === avatarVersion(profile);
-  const image = profile === null ? null : httpUrl(profile.image);
+  const image = profile === null ? null : avatarTarget(profile).image;
   if (image !== null) return { kind: 'redirect', location: image, currentVersion };
+  return fallbackAnswer(canonicalName, options, profile === null ? PROFILE_NOT_FOUND_MESSAGE : NO_AVATAR_MESSAGE, {
+    currentVersion,
+  });
+}
+
+function fallbackAnswer(
+  canonicalName: string,
+  options: AvatarOptions,
+  missing: typeof PROFILE_NOT_FOUND_MESSAGE | typeof NO_AVATAR_MESSAGE,
+  caching: AnswerCaching,
+): AvatarAnswer {
   switch (options.fallback.kind) {
     case 'redirect':
-      return { kind: 'redirect', location: options.fallback.url, currentVersion };
+      return { kind: 'redirect', location: options.fallback.url, ...caching };
     case 'not-found':
-      return { kind: 'missing', message: profile === null ? PROFILE_NOT_FOUND_MESSAGE : NO_AVATAR_MESSAGE };
+      return { kind: 'missing', message: missing };
     case 'initials': {
       const svg = initialsSvg(canonicalName, options.size);
       const etag = `"${createHash('sha256').update(svg).digest('base64url').slice(0, 27)}"`;
-      return { kind: 'svg', svg, etag, currentVersion };
+      return { kind: 'svg', svg, etag, ...caching };
     }
   }
 }

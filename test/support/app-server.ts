@@ -34,14 +34,18 @@ export interface TestServerOptions {
   graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution'>;
 }
 
-/** Starts an App on `database` (left open on close). `env` holds configuration variables. */
+/**
+ * Starts an App on `database` (left open on close). `env` holds configuration variables. Avatar
+ * originals are not fetched unless `env` turns AVATAR_PROXY on: the demo data's images are on
+ * hosts outside the test machine, which tests never reach.
+ */
 export async function startTestServer(
   database: DatabaseHandle,
   env: Record<string, string> = {},
   logger: Logger = createLogger('silent', { pretty: false }),
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const config = loadConfig({ NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', ...env });
+  const config = loadConfig({ NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', AVATAR_PROXY: 'off', ...env });
   const graphqlHttpPath = options.graphqlHttpPath ?? TEST_GRAPHQL_HTTP_PATH;
   const app = await createApp(config, logger, { database, graphqlHttpPath, graphql: options.graphql });
   const running: RunningServer = await listen(app, 0, '127.0.0.1');

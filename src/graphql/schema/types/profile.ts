@@ -90,8 +90,8 @@ export function registerProfileType(builder: Builder, ProfileRecordRef: Interfac
       avatarUrl: t.string({
         description:
           'The avatar as a URL to put in an `<img>`: `<PUBLIC_URL>/api/<name>/avatar?size=<size>&v=<version>`. It ' +
-          'redirects to `image` when that is an http(s) URL, else it is a generated SVG with the initial. `v` ' +
-          'changes exactly when that answer changes, so the URL may be cached for good.',
+          'answers `image`, when that is an http(s) URL, resized to size×size (WebP, PNG or JPEG), else a generated ' +
+          'SVG with the initial. `v` changes exactly when that answer changes, so the URL may be cached for good.',
         args: {
           size: t.arg.int({
             defaultValue: AVATAR_SIZE.default,

@@ -1,0 +1,324 @@
+/**
+ * The avatar part of `npm run bench` (scenario key `avatars`; `BENCH_ONLY=avatars` runs only
+ * this part). On a small database of its own, with profiles whose images are 2000×1500 JPEGs on
+ * a local origin (a `node:http` server in the benchmark process, let through by
+ * AVATAR_PRIVATE_ORIGINS), against one service process as `npm start` runs it:
+ *
+ * 1. a cached 64-pixel WebP variant under BENCH_CONNECTIONS, against the static server answering
+ *    the same bytes (alternating rounds);
+ * 2. first-time resizes: one request at a time, each for an image not fetched before (fetch,
+ *    decode, resize, encode), p50 and p99;
+ * 3. REST lookups (10 connections) alone, and while 4 more connections request new variants
+ *    (alternating rounds): p99 of the lookups, and the resizes done meanwhile;
+ * 4. the service's peak RSS.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+import sharp from 'sharp';
+import { importLines } from '../src/data/importer.js';
+import { openDatabase } from '../src/db/database.js';
+import { type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
+import { cycle } from './support.js';
+
+const IMAGES = 2000;
+const PLAIN = 2000;
+const FIRST_RESIZES = Number(process.env.BENCH_AVATAR_RESIZES ?? 60);
+const LOOKUP_CONNECTIONS = 10;
+const RESIZE_CONNECTIONS = 4;
+const WEBP = 'image/avif,image/webp,image/apng,image/*,*/*;q=0.8';
+
+export interface AvatarsFigure {
+  originalBytes: number;
+  cached: LoadFigure;
+  staticImage: LoadFigure;
+  firstResizeMs: { count: number; p50: number; p99: number; max: number };
+  lookupsAlone: LoadFigure;
+  lookupsWithResizes: LoadFigure;
+  /** Variants resized per second by the 4 resize connections, while the lookups ran. */
+  resizesPerSecond: number;
+  peakRssMb: number | undefined;
+}
+
+interface LoadFigure {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+type Starter = (env: Record<string, string>) => Promise<{ process: SpawnedProcess; url: string }>;
+
+export interface AvatarBenchOptions {
+  adminUrl: string;
+  start: Starter;
+  peakRssMb: (pid: number) => number | undefined;
+  rounds: number;
+  seconds: number;
+  connections: number;
+}
+
+/** A 2000×1500 photo-like JPEG (smooth noise: it compresses like a photograph, not like a flat colour). */
+function photo(): Promise<Buffer> {
+  return sharp({
+    create: {
+      width: 2000,
+      height: 1500,
+      channels: 3,
+      background: '#808080',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
+    .blur(1.5)
+    .jpeg({ quality: 85 })
+    .toBuffer();
+}
+
+async function startOrigin(body: Buffer): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'Content-Type': 'image/jpeg', 'Content-Length': body.length });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function load(
+  url: string,
+  paths: () => string,
+  seconds: number,
+  connections: number,
+  headers: Record<string, string> = {},
+): Promise<LoadFigure> {
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    headers,
+    requests: [{ setupRequest: (request) => ({ ...request, path: paths() }) }],
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+function mean(figures: LoadFigure[]): LoadFigure {
+  const of = (pick: (figure: LoadFigure) => number) =>
+    Math.round((figures.reduce((sum, figure) => sum + pick(figure), 0) / Math.max(figures.length, 1)) * 10) / 10;
+  return {
+    requestsPerSecond: Math.round(of((f) => f.requestsPerSecond)),
+    p50: of((f) => f.p50),
+    p99: of((f) => f.p99),
+    non2xx: figures.reduce((sum, f) => sum + f.non2xx, 0),
+    errors: figures.reduce((sum, f) => sum + f.errors, 0),
+  };
+}
+
+const percentile = (sorted: number[], share: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? Number.NaN;
+
+/** Every variant asked for once: image i at sizes 16, 17, … (a new resize each, while they last). */
+function newVariants(from: number): () => string {
+  let next = from;
+  return () => {
+    const index = next++;
+    return `/api/pic-${index % IMAGES}@benchav/avatar?size=${16 + Math.floor(index / IMAGES)}`;
+  };
+}
+
+export async function measureAvatars(options: AvatarBenchOptions): Promise<AvatarsFigure> {
+  const target = new URL(options.adminUrl);
+  target.pathname = '/nps_bench_avatars';
+  const admin = postgres(options.adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe('drop database if exists nps_bench_avatars with (force)');
+  await admin.unsafe('create database nps_bench_avatars');
+  const original = await photo();
+  const origin = await startOrigin(original);
+  const handle = await openDatabase({ url: target.toString(), dataDir: '' });
+  const started: SpawnedProcess[] = [];
+  try {
+    await handle.migrate();
+    const lines = [
+      JSON.stringify({ kind: 'namespace', name: 'benchav', ownerEmail: 'o@example.org' }),
+      ...Array.from({ length: IMAGES }, (_, i) =>
+        JSON.stringify({
+          kind: 'profile',
+          name: `pic-${i}@benchav`,
+          creatorEmail: 'x@example.org',
+          image: `${origin.url}/img/${i}.jpg`,
+        }),
+      ),
+      ...Array.from({ length: PLAIN }, (_, i) =>
+        JSON.stringify({
+          kind: 'profile',
+          name: `plain-${i}@benchav`,
+          creatorEmail: 'x@example.org',
+          description: `plain ${i}`,
+        }),
+      ),
+    ];
+    const report = await importLines(handle.db, lines);
+    if (!report.ok) throw new Error(`bench avatars: the import failed: ${JSON.stringify(report.problems.slice(0, 3))}`);
+    const service = await options.start({
+      DATABASE_URL: target.toString(),
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      PROFILE_LIMIT: '0',
+      AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+    });
+    started.push(service.process);
+    const cachedPath = '/api/pic-0@benchav/avatar?size=64';
+    const variant = Buffer.from(
+      await (await fetch(`${service.url}${cachedPath}`, { headers: { Accept: WEBP } })).arrayBuffer(),
+    );
+    const staticServer = await startServerProcess({
+      env: { STATIC_BODY_BASE64: variant.toString('base64'), STATIC_CONTENT_TYPE: 'image/webp' },
+      script: 'bench/static-server.ts',
+    });
+    started.push(staticServer);
+
+    // 2. First-time resizes, one at a time (images 1 … FIRST_RESIZES, never asked for before).
+    const times: number[] = [];
+    for (let i = 1; i <= FIRST_RESIZES; i += 1) {
+      const begun = performance.now();
+      const response = await fetch(`${service.url}/api/pic-${i}@benchav/avatar?size=64`, { headers: { Accept: WEBP } });
+      await response.arrayBuffer();
+      if (response.headers.get('content-type') !== 'image/webp')
+        throw new Error(`bench avatars: image ${i} was not resized`);
+      times.push(performance.now() - begun);
+    }
+    const sorted = [...times].sort((a, b) => a - b);
+    const round1 = (value: number) => Math.round(value * 10) / 10;
+    const firstResizeMs = {
+      count: times.length,
+      p50: round1(percentile(sorted, 0.5)),
+      p99: round1(percentile(sorted, 0.99)),
+      max: round1(sorted.at(-1) ?? Number.NaN),
+    };
+    console.log(`avatars: first-time resizes ${JSON.stringify(firstResizeMs)}`);
+
+    // 1. and 3., in alternating rounds.
+    const plain = cycle(Array.from({ length: PLAIN }, (_, i) => `/api/plain-${i}@benchav`));
+    const fresh = newVariants(IMAGES);
+    const figures = {
+      cached: [] as LoadFigure[],
+      staticImage: [] as LoadFigure[],
+      alone: [] as LoadFigure[],
+      with: [] as LoadFigure[],
+    };
+    let resizesPerSecond = 0;
+    const accept = { Accept: WEBP };
+    await load(service.url, () => cachedPath, 2, options.connections, accept);
+    await load(staticServer.url, () => '/', 2, options.connections, accept);
+    for (let round = 1; round <= options.rounds; round += 1) {
+      figures.cached.push(await load(service.url, () => cachedPath, options.seconds, options.connections, accept));
+      figures.staticImage.push(await load(staticServer.url, () => '/', options.seconds, options.connections, accept));
+      figures.alone.push(await load(service.url, plain, options.seconds, LOOKUP_CONNECTIONS));
+      const [lookups, resizes] = await Promise.all([
+        load(service.url, plain, options.seconds, LOOKUP_CONNECTIONS),
+        load(service.url, fresh, options.seconds, RESIZE_CONNECTIONS, accept),
+      ]);
+      figures.with.push(lookups);
+      resizesPerSecond += resizes.requestsPerSecond / options.rounds;
+      console.log(
+        `avatars round ${round}: cached ${Math.round(figures.cached.at(-1)?.requestsPerSecond ?? 0)}, static ${Math.round(figures.staticImage.at(-1)?.requestsPerSecond ?? 0)}, ` +
+          `lookups p99 alone ${figures.alone.at(-1)?.p99} ms, with resizes ${lookups.p99} ms (${Math.round(resizes.requestsPerSecond)} resizes/s)`,
+      );
+    }
+    return {
+      originalBytes: original.length,
+      cached: mean(figures.cached),
+      staticImage: mean(figures.staticImage),
+      firstResizeMs,
+      lookupsAlone: mean(figures.alone),
+      lookupsWithResizes: mean(figures.with),
+      resizesPerSecond: Math.round(resizesPerSecond * 10) / 10,
+      peakRssMb: options.peakRssMb(service.process.pid),
+    };
+  } finally {
+    await Promise.all(started.map((process) => process.stop()));
+    await handle.close();
+    await origin.close();
+    await admin.unsafe('drop database if exists nps_bench_avatars with (force)');
+    await admin.end();
+  }
+}
+
+/** Targets of the avatar part. */
+export function avatarTargets(
+  figure: AvatarsFigure | undefined,
+): Array<{ label: string; value: string; target: string; met: boolean }> {
+  if (figure === undefined) return [];
+  const cachedRatio = Math.round((figure.cached.requestsPerSecond / figure.staticImage.requestsPerSecond) * 100) / 100;
+  const lookupRatio = Math.round((figure.lookupsWithResizes.p99 / Math.max(figure.lookupsAlone.p99, 1)) * 100) / 100;
+  return [
+    {
+      label: 'avatar: cached 64-px variant / static image',
+      value: `${cachedRatio}×`,
+      target: '≥ 0.6×',
+      met: cachedRatio >= 0.6,
+    },
+    {
+      label: 'avatar: first-time resize of a 2000×1500 JPEG, p99',
+      value: `${figure.firstResizeMs.p99} ms`,
+      target: '≤ 150 ms',
+      met: figure.firstResizeMs.p99 <= 150,
+    },
+    {
+      label: 'avatar: lookup p99 with 4 resizing connections / alone',
+      value: `${lookupRatio}×`,
+      target: '≤ 1.5×',
+      met: lookupRatio <= 1.5,
+    },
+    ...(figure.peakRssMb === undefined
+      ? []
+      : [
+          {
+            label: 'avatar: service peak RSS',
+            value: `${figure.peakRssMb} MB`,
+            target: '≤ 200 MB',
+            met: figure.peakRssMb <= 200,
+          },
+        ]),
+  ];
+}
+
+/** The report's section. */
+export function avatarsSection(figure: AvatarsFigure | undefined): string[] {
+  if (figure === undefined) return [];
+  const row = (label: string, f: LoadFigure) =>
+    `| ${label} | ${f.requestsPerSecond} | ${f.p50} | ${f.p99} | ${f.non2xx} | ${f.errors} |`;
+  return [
+    `## Avatars: 2000×1500 JPEG originals (${Math.round(figure.originalBytes / 1024)} KB) from a local origin`,
+    '',
+    '| load | req/s | p50 ms | p99 ms | non-2xx | errors |',
+    '|---|---|---|---|---|---|',
+    row('cached 64-px WebP variant', figure.cached),
+    row('static server, the same bytes', figure.staticImage),
+    row(`REST lookups alone, ${LOOKUP_CONNECTIONS} connections`, figure.lookupsAlone),
+    row(`REST lookups while ${RESIZE_CONNECTIONS} connections request new variants`, figure.lookupsWithResizes),
+    '',
+    `First-time resizes, one at a time (${figure.firstResizeMs.count}): p50 ${figure.firstResizeMs.p50} ms, ` +
+      `p99 ${figure.firstResizeMs.p99} ms, max ${figure.firstResizeMs.max} ms. New variants resized beside the lookups: ` +
+      `${figure.resizesPerSecond}/s. Service peak RSS ${figure.peakRssMb ?? '?'} MB.`,
+    '',
+    '| figure | value | target | met |',
+    '|---|---|---|---|',
+    ...avatarTargets(figure).map((t) => `| ${t.label} | ${t.value} | ${t.target} | ${t.met ? 'yes' : '**no**'} |`),
+    '',
+  ];
+}

@@ -1,0 +1,210 @@
+/**
+ * Avatar images: the size×size variant of a profile's image, fetched from its origin safely
+ * (./safe-fetch.ts) and resized (./image-resize.ts). Around those two:
+ *
+ * - variants are kept (./variant-store.ts), and originals for a short while, bounded in bytes,
+ *   so another size or format of the same image does not fetch it again;
+ * - concurrent first requests for one variant share one fetch and one resize (single flight),
+ *   as do concurrent fetches of one original;
+ * - a failed original is remembered for FAILURE_MEMORY_MS: a broken origin is not asked on every
+ *   request, and its answers (the fallback) are cached no longer than that by clients;
+ * - origin fetches run at most `fetchesPerHost` per host and `fetches` in all; resizes run at
+ *   most `resizes` at once on sharp's thread pool, so the event loop and the lookups keep going
+ *   while avatars are resized.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Logger } from '../logging/logger.js';
+import type { AddressPolicy } from './address-policy.js';
+import { KeyedSlots, Slots } from './concurrency.js';
+import { type FormatChoice, resizeOriginal, UnusableImageError } from './image-resize.js';
+import { OriginFetchError, type Resolver, safeFetch } from './safe-fetch.js';
+import { type Variant, VariantStore, variantOf } from './variant-store.js';
+
+/** How long a failed original is remembered (and the longest its fallback may be cached). */
+export const FAILURE_MEMORY_MS = 60_000;
+/** Part of every variant key and of the avatar version: raise it when the resizing changes. */
+export const AVATAR_IMAGE_REVISION = 1;
+
+/** What became of an original: used, or why not. Metrics count fetches by it. */
+export type ImageOutcome = 'ok' | 'refused' | 'timeout' | 'too-large' | 'not-image' | 'error' | 'busy';
+export const IMAGE_OUTCOMES: readonly ImageOutcome[] = [
+  'ok',
+  'refused',
+  'timeout',
+  'too-large',
+  'not-image',
+  'error',
+  'busy',
+];
+
+/** Where the figures of avatar images go (metrics; tracing of origin fetches). */
+export interface AvatarImageObserver {
+  /** An origin fetch is starting; the returned function is called once it ended. */
+  fetchStarted(host: string): (outcome: ImageOutcome, bytes: number) => void;
+  resized(seconds: number): void;
+  variantLookup(hit: boolean): void;
+}
+
+export interface AvatarImagesOptions {
+  policy: AddressPolicy;
+  timeoutMs: number;
+  maxBytes: number;
+  logger: Logger;
+  /** Bytes of resized variants kept in memory. */
+  memoryBytes?: number;
+  /** Directory for variants on disk; undefined: memory only. */
+  directory?: string;
+  diskBytes?: number;
+  /** Bytes of originals kept briefly for other variants. */
+  originalBytes?: number;
+  /** Origin fetches at once per host (default 2) and in all (default 4: each may hold AVATAR_MAX_BYTES). */
+  fetchesPerHost?: number;
+  fetches?: number;
+  resizes?: number;
+  observer?: AvatarImageObserver;
+  /** Host name resolution (tests). */
+  resolve?: Resolver;
+}
+
+export interface VariantRequest {
+  /** The http(s) URL of the original. */
+  url: string;
+  size: number;
+  format: FormatChoice;
+}
+
+export type VariantResult = { kind: 'variant'; variant: Variant } | { kind: 'failed'; outcome: ImageOutcome };
+
+const ORIGINAL_TTL_MS = 10 * 60_000;
+
+export class AvatarImages {
+  private readonly store: VariantStore;
+  private readonly originals: LRUCache<string, Buffer>;
+  private readonly failures = new LRUCache<string, ImageOutcome>({ max: 10_000, ttl: FAILURE_MEMORY_MS });
+  private readonly variantFlights = new Map<string, Promise<VariantResult>>();
+  private readonly originalFlights = new Map<string, Promise<Buffer>>();
+  private readonly fetchSlots: KeyedSlots;
+  private readonly resizeSlots: Slots;
+
+  constructor(private readonly options: AvatarImagesOptions) {
+    this.store = new VariantStore({
+      memoryBytes: options.memoryBytes ?? 32 * 1024 * 1024,
+      directory: options.directory,
+      diskBytes: options.diskBytes ?? 512 * 1024 * 1024,
+      logger: options.logger,
+    });
+    this.originals = new LRUCache<string, Buffer>({
+      maxSize: options.originalBytes ?? 32 * 1024 * 1024,
+      sizeCalculation: (body) => Math.max(body.length, 1),
+      ttl: ORIGINAL_TTL_MS,
+    });
+    this.fetchSlots = new KeyedSlots(options.fetchesPerHost ?? 2, options.fetches ?? 4);
+    this.resizeSlots = new Slots(options.resizes ?? 1);
+  }
+
+  /** The variant, or why the original cannot be used (the caller answers the fallback). */
+  async variant(request: VariantRequest): Promise<VariantResult> {
+    const key = VariantStore.key([AVATAR_IMAGE_REVISION, request.url, request.size, request.format]);
+    const stored = await this.store.get(key);
+    this.options.observer?.variantLookup(stored !== undefined);
+    if (stored !== undefined) return { kind: 'variant', variant: stored };
+    const failed = this.failures.get(request.url);
+    if (failed !== undefined) return { kind: 'failed', outcome: failed };
+    let flight = this.variantFlights.get(key);
+    if (flight === undefined) {
+      flight = this.produce(key, request).finally(() => this.variantFlights.delete(key));
+      this.variantFlights.set(key, flight);
+    }
+    return flight;
+  }
+
+  private async produce(key: string, request: VariantRequest): Promise<VariantResult> {
+    try {
+      const original = await this.original(request.url);
+      const started = performance.now();
+      const resized = await this.resizeSlots.run(() => resizeOriginal(original, request.size, request.format));
+      this.options.observer?.resized((performance.now() - started) / 1000);
+      const variant = variantOf(resized.body, resized.format);
+      await this.store.set(key, variant);
+      return { kind: 'variant', variant };
+    } catch (error) {
+      const outcome = outcomeOf(error);
+      this.remember(request.url, outcome, error);
+      return { kind: 'failed', outcome };
+    }
+  }
+
+  private original(url: string): Promise<Buffer> {
+    const held = this.originals.get(url);
+    if (held !== undefined) return Promise.resolve(held);
+    let flight = this.originalFlights.get(url);
+    if (flight === undefined) {
+      flight = this.fetchOriginal(url).finally(() => this.originalFlights.delete(url));
+      this.originalFlights.set(url, flight);
+    }
+    return flight;
+  }
+
+  private async fetchOriginal(url: string): Promise<Buffer> {
+    const host = URL.canParse(url) ? new URL(url).host : '';
+    const { timeoutMs, maxBytes, policy, resolve } = this.options;
+    // Waiting for a slot is bounded too: a crowd of new avatars answers fallbacks, not a queue.
+    const waited = AbortSignal.timeout(timeoutMs);
+    return this.fetchSlots
+      .run(
+        host,
+        async () => {
+          const ended = this.options.observer?.fetchStarted(host);
+          try {
+            const { body } = await safeFetch(url, { policy, timeoutMs, maxBytes, resolve });
+            ended?.('ok', body.length);
+            this.originals.set(url, body);
+            return body;
+          } catch (error) {
+            ended?.(outcomeOf(error), 0);
+            throw error;
+          }
+        },
+        waited,
+      )
+      .catch((error: unknown) => {
+        if (waited.aborted && !(error instanceof OriginFetchError)) {
+          // Counted with the fetches (the wait is its duration), though nothing was fetched.
+          this.options.observer?.fetchStarted(host)('busy', 0);
+          throw new BusyError(host);
+        }
+        throw error;
+      });
+  }
+
+  private remember(url: string, outcome: ImageOutcome, error: unknown): void {
+    const host = URL.canParse(url) ? new URL(url).host : '';
+    if (outcome === 'busy') {
+      this.options.logger.warn({ host }, 'avatar original not fetched: too many origin fetches waiting');
+      return;
+    }
+    this.failures.set(url, outcome);
+    // Expected of a public service (broken links, hostile URLs): information, not an error.
+    const reason = error instanceof Error ? error.message : String(error);
+    const log = outcome === 'error' && !isExpected(error) ? 'warn' : 'info';
+    this.options.logger[log]({ host, outcome, reason }, 'avatar original not used; the fallback is answered');
+  }
+}
+
+class BusyError extends Error {
+  constructor(host: string) {
+    super(`no fetch slot for ${host} in time`);
+    this.name = 'BusyError';
+  }
+}
+
+function isExpected(error: unknown): boolean {
+  return error instanceof OriginFetchError || error instanceof UnusableImageError;
+}
+
+function outcomeOf(error: unknown): ImageOutcome {
+  if (error instanceof OriginFetchError) return error.failure;
+  if (error instanceof UnusableImageError) return error.failure;
+  if (error instanceof BusyError) return 'busy';
+  return 'error';
+}

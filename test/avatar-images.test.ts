@@ -1,0 +1,466 @@
+/**
+ * Avatar images over a real socket, on every test database: `GET /api/{name_id}/avatar` answers
+ * the profile's image itself, fetched from origin servers on 127.0.0.1 (let through by
+ * AVATAR_PRIVATE_ORIGINS) and resized; nothing ever reaches the origin on 127.0.0.2. Originals
+ * that cannot be used get the fallback, quickly, with a short cache lifetime, while lookups go on.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
+import { AvatarImages } from '../src/avatars/avatar-images.js';
+import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
+import { importLines } from '../src/data/importer.js';
+import { seedDemoData } from '../src/data/seed.js';
+import type { DatabaseHandle } from '../src/db/database.js';
+import { initialsSvg } from '../src/profiles/avatar-svg.js';
+import { formatFromAccept } from '../src/service/avatars.js';
+import { startTestServer, type TestServer } from './support/app-server.js';
+import { ndjson } from './support/data-files.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import {
+  claimingPng,
+  type ImageOrigin,
+  pixelAt,
+  redirect,
+  serve,
+  sidewaysJpeg,
+  startImageOrigin,
+  transparentPng,
+} from './support/image-origin.js';
+import { type CapturedLog, captureLog } from './support/log-capture.js';
+
+const PUBLIC_URL = 'http://names.test';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const PROFILE_CACHING = 'public, max-age=600';
+/** A failed original's fallback: the failure memory (60 s), below the profile's 600 s. */
+const FAILURE_CACHING = 'public, max-age=60';
+const WEBP = { Accept: 'image/avif,image/webp,image/apng,image/*,*/*;q=0.8' };
+const NO_WEBP = { Accept: 'image/png,image/*;q=0.8,*/*;q=0.5' };
+const ENV = {
+  PUBLIC_URL,
+  AVATAR_PROXY: 'on',
+  AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+  AVATAR_FETCH_TIMEOUT_MS: '1000',
+  AVATAR_MAX_BYTES: String(2 * 1024 * 1024),
+  CACHE_MAX_AGE: '600',
+  PROFILE_LIMIT: '100000',
+  PROFILE_CACHE_SIZE: '0',
+};
+
+/** A handler that answers after `ms`, counting on the caller to have served the bytes. */
+const slowly =
+  (ms: number, body: Buffer, type = 'image/jpeg') =>
+  (_req: IncomingMessage, res: ServerResponse) => {
+    setTimeout(() => serve(body, type)(_req, res), ms);
+  };
+
+describe.each(databaseKinds())('avatar images on %s', (kind) => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  let server: TestServer;
+  let log: CapturedLog;
+  let origin: ImageOrigin;
+  let forbidden: ImageOrigin;
+  let jpeg: Buffer;
+  let png: Buffer;
+  let profiles = 0;
+
+  /** A new profile whose image is `url`; its name. */
+  const profileWith = async (url: string): Promise<string> => {
+    const name = `avatar-pic${++profiles}@me`;
+    const line = { kind: 'profile', name, creatorEmail: 'x@example.com', image: url };
+    expect((await importLines(handle.db, ndjson(line))).problems).toEqual([]);
+    return name;
+  };
+  const avatar = (pathAndQuery: string, headers: Record<string, string> = {}, method = 'GET') =>
+    fetch(`${server.url}/api/${pathAndQuery}`, { redirect: 'manual', headers, method });
+  const body = async (response: Response) => Buffer.from(await response.arrayBuffer());
+  const avatarUrlOf = async (name: string, size: number) => {
+    const response = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ profile(name: ${JSON.stringify(name)}) { avatarUrl(size: ${size}) } }` }),
+    });
+    const { data } = (await response.json()) as { data: { profile: { avatarUrl: string } } };
+    return data.profile.avatarUrl.slice(`${PUBLIC_URL}/api/`.length);
+  };
+  const expectInitials = async (response: Response, name: string, size: number) => {
+    expect(response.status, name).toBe(200);
+    expect(response.headers.get('content-type'), name).toBe('image/svg+xml');
+    expect(await response.text(), name).toBe(initialsSvg(name, size));
+  };
+
+  beforeAll(async () => {
+    [jpeg, png] = await Promise.all([sidewaysJpeg(), transparentPng()]);
+    origin = await startImageOrigin('127.0.0.1');
+    forbidden = await startImageOrigin('127.0.0.2');
+    forbidden.route('/a.jpg', serve(jpeg));
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open();
+    // The demo data declares the namespace `me`; its own images are on hosts outside the machine, never asked for here.
+    await seedDemoData(handle.db);
+    log = captureLog('info');
+    server = await startTestServer(handle, ENV, log.logger);
+  });
+  afterAll(async () => {
+    // The origin outside AVATAR_PRIVATE_ORIGINS was never asked anything.
+    expect(forbidden?.requests).toEqual([]);
+    // Broken and hostile originals are information, never an error of the service.
+    expect(log.lines.filter((line) => line.level >= 50)).toEqual([]);
+    await server?.close();
+    await handle?.close();
+    await testDb?.drop();
+    await origin?.close();
+    await forbidden?.close();
+  });
+
+  it('answers a large JPEG as a 64×64 WebP or JPEG, turned by its EXIF orientation, without its metadata', async () => {
+    origin.route('/big.jpg', serve(jpeg));
+    const name = await profileWith(`${origin.url}/big.jpg`);
+    for (const [headers, format, type] of [
+      [WEBP, 'webp', 'image/webp'],
+      [NO_WEBP, 'jpeg', 'image/jpeg'],
+      [{}, 'jpeg', 'image/jpeg'],
+    ] as const) {
+      const response = await avatar(`${name}/avatar?size=64`, headers);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe(type);
+      expect(response.headers.get('vary')).toBe('Accept');
+      expect(response.headers.get('cache-control')).toBe(PROFILE_CACHING);
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      const image = await body(response);
+      const metadata = await sharp(image).metadata();
+      expect(metadata).toMatchObject({ format, width: 64, height: 64 });
+      expect(metadata.exif).toBeUndefined();
+      expect(metadata.orientation).toBeUndefined();
+      expect(metadata.icc).toBeUndefined();
+      expect(image.includes('secret-exif')).toBe(false);
+      // Stored sideways with red on the left; shown (orientation 6) with red on top.
+      const [top, bottom] = await Promise.all([pixelAt(image, 32, 4), pixelAt(image, 32, 60)]);
+      expect(top[0]).toBeGreaterThan(200);
+      expect(top[2]).toBeLessThan(60);
+      expect(bottom[2]).toBeGreaterThan(200);
+      expect(bottom[0]).toBeLessThan(60);
+    }
+    // One original, three answers (two formats): fetched once.
+    expect(origin.count('/big.jpg')).toBe(1);
+  });
+
+  it('keeps a transparent PNG a PNG with alpha when WebP is not accepted', async () => {
+    origin.route('/clear.png', serve(png, 'image/png'));
+    const name = await profileWith(`${origin.url}/clear.png`);
+    const response = await avatar(`${name}/avatar?size=100`, NO_WEBP);
+    expect(response.headers.get('content-type')).toBe('image/png');
+    const image = await body(response);
+    expect(await sharp(image).metadata()).toMatchObject({ format: 'png', width: 100, height: 100, hasAlpha: true });
+    expect((await pixelAt(image, 2, 2))[3]).toBe(0);
+    expect(await pixelAt(image, 50, 50)).toEqual([0, 255, 0, 255]);
+    // WebP keeps the transparency too.
+    const webp = await body(await avatar(`${name}/avatar?size=100`, WEBP));
+    expect(await sharp(webp).metadata()).toMatchObject({ format: 'webp', hasAlpha: true });
+  });
+
+  it('answers the format that format= names, whatever Accept says; refuses other formats', async () => {
+    origin.route('/f.jpg', serve(jpeg));
+    const name = await profileWith(`${origin.url}/f.jpg`);
+    for (const format of ['png', 'jpeg', 'webp'] as const) {
+      const response = await avatar(`${name}/avatar?size=32&format=${format}`, format === 'webp' ? NO_WEBP : WEBP);
+      expect(response.headers.get('content-type')).toBe(`image/${format}`);
+      expect((await sharp(await body(response)).metadata()).format).toBe(format);
+    }
+    for (const format of ['gif', 'WEBP', '', 'png&format=png']) {
+      const response = await avatar(`${name}/avatar?format=${format}`);
+      expect(response.status, format).toBe(400);
+      expect(await response.json()).toEqual({ error: 'Invalid format, expected webp, jpeg or png' });
+    }
+  });
+
+  it('answers a variant again without the origin, with an ETag and 304; immutable under the current v=', async () => {
+    origin.route('/again.jpg', serve(jpeg));
+    const name = await profileWith(`${origin.url}/again.jpg`);
+    const first = await avatar(`${name}/avatar?size=48`, WEBP);
+    const etag = first.headers.get('etag');
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const second = await avatar(`${name}/avatar?size=48`, WEBP);
+    expect(second.headers.get('etag')).toBe(etag);
+    expect((await body(second)).equals(await body(first))).toBe(true);
+    const revalidated = await avatar(`${name}/avatar?size=48`, { ...WEBP, 'If-None-Match': etag ?? '' });
+    expect(revalidated.status).toBe(304);
+    expect(revalidated.headers.get('vary')).toBe('Accept');
+    expect(await revalidated.text()).toBe('');
+    const head = await avatar(`${name}/avatar?size=48`, WEBP, 'HEAD');
+    expect(head.headers.get('content-type')).toBe('image/webp');
+    expect(await head.text()).toBe('');
+    expect(origin.count('/again.jpg')).toBe(1);
+
+    const versioned = await avatar(await avatarUrlOf(name, 48), WEBP);
+    expect(versioned.headers.get('cache-control')).toBe(IMMUTABLE);
+    expect(versioned.headers.get('etag')).toBe(etag);
+    expect(origin.count('/again.jpg')).toBe(1);
+  });
+
+  it('fetches and resizes once for 30 concurrent first requests of one variant', async () => {
+    origin.route('/crowd.jpg', slowly(200, jpeg));
+    const name = await profileWith(`${origin.url}/crowd.jpg`);
+    const answers = await Promise.all(Array.from({ length: 30 }, () => avatar(`${name}/avatar?size=64`, WEBP)));
+    const etags = new Set(answers.map((answer) => answer.headers.get('etag')));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(30).fill(200));
+    expect(etags.size).toBe(1);
+    expect(origin.count('/crowd.jpg')).toBe(1);
+  });
+
+  it('follows a redirect to an allowed image, and none to 127.0.0.2 or 169.254.169.254', async () => {
+    origin.route('/moved.jpg', redirect('/final.jpg'));
+    origin.route('/final.jpg', serve(jpeg));
+    origin.route('/inside.jpg', redirect(`${forbidden.url}/a.jpg`));
+    origin.route('/metadata.jpg', redirect('http://169.254.169.254/latest/meta-data/iam'));
+    const moved = await profileWith(`${origin.url}/moved.jpg`);
+    const response = await avatar(`${moved}/avatar?size=64`, NO_WEBP);
+    expect(response.headers.get('content-type')).toBe('image/jpeg');
+    for (const target of ['inside.jpg', 'metadata.jpg']) {
+      const name = await profileWith(`${origin.url}/${target}`);
+      await expectInitials(await avatar(`${name}/avatar?size=64`, WEBP), name, 64);
+    }
+  });
+
+  it('refuses every spelling of a refused address, fetching nothing', async () => {
+    const port = forbidden.port;
+    for (const host of [
+      '127.0.0.2',
+      '0x7f000002',
+      '2130706434',
+      '0177.0.0.2',
+      '127.2',
+      '[::ffff:127.0.0.2]',
+      'localhost',
+      '169.254.169.254',
+      '[::1]',
+      '10.0.0.1',
+      '0.0.0.0',
+    ]) {
+      const name = await profileWith(`http://${host}:${port}/a.jpg`);
+      await expectInitials(await avatar(`${name}/avatar?size=40`), name, 40);
+    }
+  });
+
+  it('rasterises an SVG original without running its script or loading its external image', async () => {
+    origin.route('/tracker.png', serve(png, 'image/png'));
+    const svg = `<?xml version="1.0"?>
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="120" height="120">
+  <script>fetch('${origin.url}/tracker.png?script')</script>
+  <rect width="120" height="120" fill="#ff0000"/>
+  <image href="${origin.url}/tracker.png" width="60" height="60"/>
+  <image xlink:href="${origin.url}/tracker.png?xlink" width="60" height="60"/>
+  <image href="file:///etc/passwd" width="60" height="60"/>
+</svg>`;
+    origin.route('/logo.svg', serve(svg, 'image/svg+xml'));
+    const name = await profileWith(`${origin.url}/logo.svg`);
+    for (const headers of [WEBP, NO_WEBP]) {
+      const response = await avatar(`${name}/avatar?size=64`, headers);
+      expect(response.headers.get('content-type')).not.toBe('image/svg+xml');
+      const image = await body(response);
+      expect(image.includes('<svg')).toBe(false);
+      expect(await sharp(image).metadata()).toMatchObject({ width: 64, height: 64 });
+      // Red where the external image would have been drawn (its green square), and elsewhere.
+      for (const [x, y] of [
+        [16, 16],
+        [48, 48],
+      ] as const) {
+        const [red, green, blue] = await pixelAt(image, x, y);
+        expect([red > 240, green < 20, blue < 20]).toEqual([true, true, true]);
+      }
+    }
+    expect(origin.requests.filter((requested) => requested.startsWith('/tracker.png'))).toEqual([]);
+  });
+
+  it('answers the fallback, quickly and briefly cached, for originals that cannot be used, while lookups go on', async () => {
+    const total = 30 * 1024 * 1024;
+    const huge = { written: 0, closed: false };
+    origin.route('/huge.jpg', (req, res) => {
+      req.socket.once('close', () => {
+        huge.closed = true;
+      });
+      res.writeHead(200, { 'Content-Type': 'image/jpeg' });
+      const chunk = Buffer.alloc(64 * 1024, 0xff);
+      const write = () => {
+        while (huge.written < total && !req.socket.destroyed) {
+          huge.written += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', write);
+            return;
+          }
+        }
+      };
+      write();
+    });
+    origin.route('/claims.png', serve(claimingPng(60_000, 60_000), 'image/png'));
+    origin.route('/page.jpg', serve('<!doctype html><html><body>not an image</body></html>', 'image/jpeg'));
+    origin.route('/never.jpg', (_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'image/jpeg', 'Content-Length': 100_000 });
+      res.write(jpeg.subarray(0, 100));
+    });
+    for (const target of ['huge.jpg', 'claims.png', 'page.jpg', 'never.jpg']) {
+      const name = await profileWith(`${origin.url}/${target}`);
+      const started = Date.now();
+      let settled = false;
+      const pending = avatar(await avatarUrlOf(name, 64), WEBP).finally(() => {
+        settled = true;
+      });
+      // Lookups are answered while the avatar is still being fetched (the silent origin holds it a second).
+      const lookup = await fetch(`${server.url}/api/empty@me`);
+      expect(lookup.status).toBe(200);
+      if (target === 'never.jpg') expect(settled).toBe(false);
+      const response = await pending;
+      expect(Date.now() - started, target).toBeLessThan(10_000);
+      expect(response.headers.get('cache-control'), target).toBe(FAILURE_CACHING);
+      await expectInitials(response, name, 64);
+      // Remembered: the next request does not ask the origin again.
+      await expectInitials(await avatar(`${name}/avatar?size=64`), name, 64);
+      expect(origin.count(`/${target}`), target).toBe(1);
+    }
+    expect(huge.closed).toBe(true);
+    expect(huge.written).toBeLessThan(total / 3);
+  });
+
+  it('answers fallback=404 and fallback URLs for a failing original, never cached for long', async () => {
+    origin.route('/broken.jpg', (_req, res) => res.writeHead(500).end());
+    const name = await profileWith(`${origin.url}/broken.jpg`);
+    const missing = await avatar(`${name}/avatar?fallback=404`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: 'No avatar' });
+    const redirected = await avatar(`${await avatarUrlOf(name, 64)}&fallback=https://cdn.example/x.png`);
+    expect(redirected.status).toBe(302);
+    expect(redirected.headers.get('location')).toBe('https://cdn.example/x.png');
+    expect(redirected.headers.get('cache-control')).toBe(FAILURE_CACHING);
+    expect(origin.count('/broken.jpg')).toBe(1);
+  });
+
+  it('counts fetches by outcome, bytes, durations and variant cache lookups in /metrics', async () => {
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const value = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? Number.NaN);
+    expect(value(/^avatar_origin_fetches_total\{outcome="ok"\} (\d+)/m)).toBeGreaterThan(0);
+    expect(value(/^avatar_origin_fetches_total\{outcome="refused"\} (\d+)/m)).toBeGreaterThan(0);
+    expect(value(/^avatar_origin_fetches_total\{outcome="too-large"\} (\d+)/m)).toBeGreaterThan(0);
+    expect(value(/^avatar_origin_fetches_total\{outcome="timeout"\} (\d+)/m)).toBeGreaterThan(0);
+    expect(value(/^avatar_origin_bytes_total (\d+)/m)).toBeGreaterThan(jpeg.length);
+    expect(value(/^avatar_resize_duration_seconds_count (\d+)/m)).toBeGreaterThan(0);
+    expect(value(/^avatar_origin_fetch_duration_seconds_count\{outcome="ok"\} (\d+)/m)).toBeGreaterThan(0);
+    expect(value(/^avatar_variant_cache_lookups_total\{result="hit"\} (\d+)/m)).toBeGreaterThan(0);
+  });
+
+  it('keeps variants on disk under DATA_DIR: another process answers them without the origin', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nps-avatars-'));
+    origin.route('/disk.jpg', serve(jpeg));
+    const name = await profileWith(`${origin.url}/disk.jpg`);
+    try {
+      const env = { ...ENV, DATA_DIR: dataDir };
+      const one = await startTestServer(handle, env, log.logger);
+      const first = await fetch(`${one.url}/api/${name}/avatar?size=80`, { headers: WEBP });
+      const etag = first.headers.get('etag');
+      await one.close();
+      const two = await startTestServer(handle, env, log.logger);
+      const again = await fetch(`${two.url}/api/${name}/avatar?size=80`, { headers: WEBP });
+      await two.close();
+      expect(again.headers.get('etag')).toBe(etag);
+      expect(origin.count('/disk.jpg')).toBe(1);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('origin fetches at once', () => {
+  it('are at most 2 per host and 4 in all', async () => {
+    const origin = await startImageOrigin('127.0.0.1');
+    const jpeg = await sidewaysJpeg(200, 150);
+    const open = new Map<string, number>();
+    const most = new Map<string, number>();
+    let openInAll = 0;
+    let mostInAll = 0;
+    const held = (req: IncomingMessage, res: ServerResponse) => {
+      const host = (req.headers.host ?? '').split(':')[0] ?? '';
+      open.set(host, (open.get(host) ?? 0) + 1);
+      openInAll += 1;
+      most.set(host, Math.max(most.get(host) ?? 0, open.get(host) ?? 0));
+      mostInAll = Math.max(mostInAll, openInAll);
+      setTimeout(() => {
+        open.set(host, (open.get(host) ?? 0) - 1);
+        openInAll -= 1;
+        serve(jpeg)(req, res);
+      }, 100);
+    };
+    const policy = createAddressPolicy([parseNetwork('127.0.0.1/32')].flatMap((network) => (network ? [network] : [])));
+    const images = new AvatarImages({
+      policy,
+      timeoutMs: 10_000,
+      maxBytes: 1024 * 1024,
+      logger: captureLog().logger,
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
+    try {
+      const requests = [];
+      for (const host of ['a.test', 'b.test', 'c.test']) {
+        for (let i = 0; i < 5; i += 1) {
+          origin.route(`/${host}/${i}.jpg`, held);
+          const url = `http://${host}:${origin.port}/${host}/${i}.jpg`;
+          requests.push(images.variant({ url, size: 16, format: 'jpeg' }));
+        }
+      }
+      const results = await Promise.all(requests);
+      expect(results.map((result) => result.kind)).toEqual(Array(15).fill('variant'));
+      expect(Object.fromEntries(most)).toEqual({ 'a.test': 2, 'b.test': 2, 'c.test': 2 });
+      expect(mostInAll).toBe(4);
+    } finally {
+      await origin.close();
+    }
+  });
+});
+
+describe('the variant store', () => {
+  it('keeps variants within its byte bounds, in memory and on disk, and finds the disk ones again', async () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'nps-variants-'));
+    const variant = (fill: number) => variantOf(Buffer.alloc(1000, fill), 'png');
+    try {
+      const store = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 2500, logger: captureLog().logger });
+      for (const key of ['one', 'two', 'three']) await store.set(key, variant(key.length));
+      expect(store.memoryBytes).toBeLessThanOrEqual(2500);
+      expect(readdirSync(directory).filter((name) => name.endsWith('.png'))).toHaveLength(2);
+      // A new process: memory empty, the two newest on disk, the oldest gone.
+      const again = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 2500, logger: captureLog().logger });
+      expect(await again.get('one')).toBeUndefined();
+      expect((await again.get('three'))?.body.equals(Buffer.alloc(1000, 5))).toBe(true);
+      expect((await again.get('two'))?.etag).toBe(variant(3).etag);
+      // A smaller bound trims what an earlier run left, oldest written first.
+      for (const name of readdirSync(directory)) {
+        const file = path.join(directory, name);
+        const written = readFileSync(file)[0] === 3 ? 1_000_000 : 2_000_000;
+        utimesSync(file, written, written);
+      }
+      const smaller = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 1000, logger: captureLog().logger });
+      expect(await smaller.get('two')).toBeUndefined();
+      expect(readdirSync(directory).filter((name) => name.endsWith('.png'))).toHaveLength(1);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the format from Accept', () => {
+  it.each([
+    ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', 'webp'],
+    ['IMAGE/WEBP', 'webp'],
+    ['image/png, image/webp;q=0.5', 'webp'],
+    ['image/webp;q=0', 'png-or-jpeg'],
+    ['image/webp;q=0.0, */*', 'png-or-jpeg'],
+    ['image/png,image/svg+xml,image/*;q=0.8,video/*;q=0.8,*/*;q=0.5', 'png-or-jpeg'],
+    ['*/*', 'png-or-jpeg'],
+    ['', 'png-or-jpeg'],
+    [undefined, 'png-or-jpeg'],
+  ])('%s: %s', (accept, format) => {
+    expect(formatFromAccept(accept)).toBe(format);
+  });
+});
