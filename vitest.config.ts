@@ -59,6 +59,12 @@ const GRAPHQL_SUITES = [
   'test/graphiql-browser.test.ts',
 ];
 
+/**
+ * Unit suites that need a module graph of their own: they watch which modules an import loads,
+ * which a worker that ran other files has loaded already.
+ */
+const ISOLATED_SUITES = ['test/lazy-loading.test.ts'];
+
 const inTier = (system: boolean) => (file: string) => SYSTEM_SUITES.includes(file) === system;
 const UNIT_ENV = { NODE_ENV: 'test' };
 const SYSTEM_ENV = {
@@ -89,7 +95,19 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: SYSTEM_SUITES,
+          exclude: [...SYSTEM_SUITES, ...ISOLATED_SUITES],
+          env: UNIT_ENV,
+          globalSetup: UNIT_SETUP,
+          // A worker keeps the modules it imported (the app, GraphQL, Drizzle, PGlite) for the
+          // next file instead of importing them again for each: docs/testing.md, "Test run time".
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'unit:isolated',
+          include: ISOLATED_SUITES,
           env: UNIT_ENV,
           globalSetup: UNIT_SETUP,
         },
@@ -101,6 +119,7 @@ export default defineConfig({
           include: GRAPHQL_SUITES.filter(inTier(false)),
           env: { ...UNIT_ENV, ...YOGA_PATH },
           globalSetup: UNIT_SETUP,
+          isolate: false,
         },
       },
       {

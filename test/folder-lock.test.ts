@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
 import { FolderInUseError, LOCK_COMMANDS, LOCK_FILE, lockFolder } from '../src/db/folder-lock.js';
+import { copyOfTemplate } from './support/pglite-templates.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const HOLDER = path.join('test', 'support', 'hold-embedded-database.ts');
@@ -59,7 +60,8 @@ function canUnsharePid(): boolean {
 describe('embedded database folder lock', () => {
   let folder: string;
   beforeEach(() => {
-    folder = mkdtempSync(path.join(os.tmpdir(), 'nps-lock-'));
+    // A copy of a new database: the lock is what is tested, not initdb, which is the costly part.
+    folder = copyOfTemplate('empty') ?? mkdtempSync(path.join(os.tmpdir(), 'nps-lock-'));
   });
   afterEach(() => {
     for (const child of holders) child.kill('SIGKILL');

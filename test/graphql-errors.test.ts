@@ -3,12 +3,14 @@
  * database cannot be reached, INTERNAL_SERVER_ERROR without SQL, parameters or stack for anything
  * unexpected, and logs without private e-mails.
  */
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
 import { type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
 import { type GraphQLTestService, serviceOn } from './support/graphql-server.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
+import { copyOfTemplate } from './support/pglite-templates.js';
 
 const SECRET_EMAIL = 'secret.probe@private.example';
 
@@ -22,10 +24,12 @@ async function deadPort(): Promise<number> {
 }
 
 const opened: DatabaseHandle[] = [];
+const copies: string[] = [];
 const services: Array<Promise<GraphQLTestService>> = [];
 afterEach(async () => {
   await Promise.all(services.splice(0).map(async (service) => (await service).close()));
   await Promise.all(opened.splice(0).map((handle) => handle.close()));
+  for (const copy of copies.splice(0)) rmSync(copy, { recursive: true, force: true });
 });
 
 function clientOn(database: DatabaseHandle, log: CapturedLog, nodeEnv: 'production' | 'test') {
@@ -70,8 +74,11 @@ describe('database unreachable', () => {
 });
 
 describe('unexpected failure (tables missing)', () => {
+  /** A copy of a new database (initdb in WebAssembly is what costs), in memory without the templates. */
   async function unmigrated(): Promise<DatabaseHandle> {
-    const database = await openDatabase({ url: undefined, dataDir: 'memory://' });
+    const copy = copyOfTemplate('empty');
+    if (copy !== undefined) copies.push(copy);
+    const database = await openDatabase({ url: undefined, dataDir: copy ?? 'memory://' });
     opened.push(database);
     return database;
   }
