@@ -24,7 +24,8 @@ import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
 import { treeCpuSeconds } from '../test/support/process-tree.js';
 import type { SpawnedProcess } from '../test/support/server-process.js';
-import { freePort, startVarnish, type Varnish, varnishd } from '../test/support/varnish.js';
+import { freePort } from '../test/support/throwaway-redis.js';
+import { startVarnish, type Varnish, varnishd } from '../test/support/varnish.js';
 import { seededRandom } from './support.js';
 
 const CHANGES = Number(process.env.BENCH_EDGE_CHANGES ?? 20);

@@ -15,7 +15,8 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
-import { freePort, startVarnish, type Varnish, varnishd } from './support/varnish.js';
+import { freePort } from './support/throwaway-redis.js';
+import { startVarnish, type Varnish, varnishd } from './support/varnish.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

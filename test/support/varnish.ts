@@ -6,10 +6,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from './server-process.js';
+import { freePort } from './throwaway-redis.js';
 
 const VCL_PATH = path.join(PROJECT_ROOT, 'deploy/varnish/default.vcl');
 
@@ -29,16 +29,6 @@ export function varnishd(): string {
     throw new Error(`the xkey vmod (libvmod_xkey.so) was not found: ${INSTALL_HINT}`);
   }
   return binary;
-}
-
-/** A free TCP port on 127.0.0.1 (free when asked; the caller binds it at once). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 export interface Varnish {
