@@ -88,8 +88,9 @@ const SHARP_BOUNDS = { threadsPerImage: 1, cacheMegabytes: 16 };
 let sharpModule: Promise<SharpModule> | undefined;
 
 /**
- * sharp, loaded on the first resize: libvips costs about 26 MB resident, which a service that
- * answers no image (AVATAR_PROXY=off, or no profile with an image asked for) does not pay.
+ * sharp, loaded on the first resize: libvips adds resident memory that a service that answers no
+ * image (AVATAR_PROXY=off, or no profile with an image asked for) need not pay
+ * (docs/decisions.md, "sharp loaded on the first resize").
  */
 function loadSharp(): Promise<SharpModule> {
   sharpModule ??= import('sharp').then(({ default: sharp }) => {
