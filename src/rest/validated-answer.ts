@@ -1,12 +1,13 @@
 /**
  * A 200 with a strong ETag, or its 304: the answer of every lookup whose body is public data
  * (profile, vCard, generated avatar, discovery pages). The body is sent in the coding the client
- * negotiates, and the ETag is that coding's (src/http/compression.ts), on the 200 and the 304.
+ * negotiates, and the ETag is that coding's (src/http/compression.ts), on the 200 and the 304;
+ * a body in a compressed format of its own (an image) is sent as it is.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { codingOf, etagFor, sendEncoded, varyWithEncoding } from '../http/compression.js';
+import { codingOf, etagFor, isCompressible, sendEncoded, varyWithEncoding } from '../http/compression.js';
 import { matchesIfNoneMatch } from '../http/conditional.js';
-import { sendError, sendNotModified } from '../http/respond.js';
+import { sendBody, sendError, sendNotModified } from '../http/respond.js';
 import type { RateLimitDecision } from '../limits/rate-limit.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
@@ -21,6 +22,13 @@ export interface ValidatedAnswer {
 }
 
 export function sendValidated(req: IncomingMessage, res: ServerResponse, answer: ValidatedAnswer): void {
+  // An image (JPEG, PNG, WebP) is compressed already: one body, one ETag, whatever the coding.
+  if (!isCompressible(String(answer.contentHeaders['Content-Type']))) {
+    const validators = { ...answer.validators, ETag: answer.etag };
+    if (matchesIfNoneMatch(req, answer.etag)) sendNotModified(res, validators);
+    else sendBody(req, res, 200, answer.body, { ...validators, ...answer.contentHeaders });
+    return;
+  }
   const etag = etagFor(answer.etag, codingOf(req));
   if (matchesIfNoneMatch(req, etag)) {
     sendNotModified(res, { ...answer.validators, ETag: etag, Vary: varyWithEncoding(answer.validators.Vary) });
