@@ -5,31 +5,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import postgres from 'postgres';
-
-const databaseUrl = process.env.DATABASE_URL;
-if (!databaseUrl) throw new Error('DATABASE_URL is required');
-const sql = postgres(databaseUrl, { max: Number(process.env.DB_POOL_SIZE ?? 10) });
-
-interface Row {
-  name: string;
-  description: string;
-  image: string;
-  level: number;
-  records: Record<string, { type: string; value: unknown }>;
-}
-
-async function lookup(name: string): Promise<Row | undefined> {
-  const rows = await sql<Row[]>`
-    select p.name, p.description, p.image, p.level,
-      coalesce(
-        (select json_object_agg(r.key, json_build_object('type', r.type, 'value', r.value) order by r.key)
-           from records r where r.profile_id = p.id),
-        '{}'::json) as records
-    from profiles p
-    where p.name = ${name}`;
-  return rows[0];
-}
+import { lookupProfile as lookup, sql } from './profile-statement.js';
 
 const server = createServer((req, res) => {
   const path = (req.url ?? '/').split('?')[0] ?? '/';

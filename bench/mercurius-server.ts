@@ -7,19 +7,7 @@
  */
 import Fastify from 'fastify';
 import mercurius from 'mercurius';
-import postgres from 'postgres';
-
-const databaseUrl = process.env.DATABASE_URL;
-if (!databaseUrl) throw new Error('DATABASE_URL is required');
-const sql = postgres(databaseUrl, { max: Number(process.env.DB_POOL_SIZE ?? 10) });
-
-interface Row {
-  name: string;
-  description: string;
-  image: string;
-  level: number;
-  records: Record<string, { type: string; value: unknown }>;
-}
+import { lookupProfile, type ProfileRow as Row, sql } from './profile-statement.js';
 
 const schema = `
   type Record { key: String! type: String! raw: String! }
@@ -29,17 +17,8 @@ const schema = `
 
 const resolvers = {
   Query: {
-    profile: async (_root: unknown, { name }: { name: string }): Promise<Row | undefined> => {
-      const rows = await sql<Row[]>`
-        select p.name, p.description, p.image, p.level,
-          coalesce(
-            (select json_object_agg(r.key, json_build_object('type', r.type, 'value', r.value) order by r.key)
-               from records r where r.profile_id = p.id),
-            '{}'::json) as records
-        from profiles p
-        where p.name = ${name.normalize('NFC').toLowerCase()}`;
-      return rows[0];
-    },
+    profile: (_root: unknown, { name }: { name: string }): Promise<Row | undefined> =>
+      lookupProfile(name.normalize('NFC').toLowerCase()),
   },
   Profile: {
     records: (row: Row) =>
