@@ -56,7 +56,13 @@ export async function createOutageScene(): Promise<OutageScene> {
     databaseName,
     url: fake.urlThrough(proxied.url),
     async clientLetGo() {
-      await until(() => fake.openConnections === 0, 'the client let go of its connections');
+      // Every connection it had is gone once none is open, even for a moment: a client that
+      // reconnects at once may already hold a new one (refused or not) when the check looks.
+      const emptiedBefore = fake.timesEmptied;
+      await until(
+        () => fake.openConnections === 0 || fake.timesEmptied > emptiedBefore,
+        'the client let go of its connections',
+      );
       await sleep(100);
     },
     async close() {
