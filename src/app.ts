@@ -20,10 +20,8 @@ import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';
 import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServer, type GraphQLServerDeps } from './graphql/yoga.js';
-import { guardApiKey } from './http/api-key-guard.js';
-import { applyCors } from './http/cors.js';
-import { requestIdOf } from './http/request-id.js';
-import { type Match, Router } from './http/router.js';
+import { createRequestHandler } from './http/request-handler.js';
+import { Router } from './http/router.js';
 import { createRateLimits } from './limits/create-rate-limits.js';
 import type { Logger } from './logging/logger.js';
 import { registerAvatarMetrics } from './ops/avatar-metrics.js';
@@ -125,7 +123,19 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   if (config.profileCacheSize > 0 || edge.purging) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const links = new Links(config.publicUrl);
-  const avatars = createAvatarService(profiles, links, avatarImages(config, logger, operations, tracing));
+  // Resizes run one at a time with one libvips thread (src/avatars/image-resize.ts), leaving the
+  // other core to the event loop.
+  const avatarImages = config.avatarProxy
+    ? new AvatarImages({
+        policy: createAddressPolicy(config.avatarPrivateOrigins),
+        timeoutMs: config.avatarFetchTimeoutMs,
+        maxBytes: config.avatarMaxBytes,
+        directory: config.avatarCacheDir,
+        logger,
+        observer: registerAvatarMetrics(operations.metrics.registry, tracing?.originFetch),
+      })
+    : undefined;
+  const avatars = createAvatarService(profiles, links, avatarImages);
   const vcards = createVCardService(profiles, links);
   const webfinger = createWebFingerService(profiles, links);
 
@@ -165,7 +175,16 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     operations,
     tracing,
     graphql,
-    handle: requestHandler(router, operations, tracing, apiKeys, logger, config.trustProxyHops),
+    handle: createRequestHandler({
+      router,
+      observation: operations,
+      unmatchedRoute: UNMATCHED_ROUTE,
+      tracing,
+      apiKeys,
+      logger,
+      trustProxyHops: config.trustProxyHops,
+      graphqlPattern: GRAPHQL_ENDPOINT,
+    }),
     apiKeys,
     live,
     upgrade(req, socket, head) {
@@ -186,59 +205,5 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       if (options.database === undefined) await database.close();
       await tracing?.shutdown();
     },
-  };
-}
-
-/**
- * What fetches and resizes avatar originals (undefined with AVATAR_PROXY=off). Resizes run one at
- * a time with one libvips thread (src/avatars/image-resize.ts), leaving the other core to the
- * event loop.
- */
-function avatarImages(
-  config: Config,
-  logger: Logger,
-  operations: Operations,
-  tracing: Tracing | undefined,
-): AvatarImages | undefined {
-  if (!config.avatarProxy) return undefined;
-  return new AvatarImages({
-    policy: createAddressPolicy(config.avatarPrivateOrigins),
-    timeoutMs: config.avatarFetchTimeoutMs,
-    maxBytes: config.avatarMaxBytes,
-    directory: config.avatarCacheDir,
-    logger,
-    observer: registerAvatarMetrics(operations.metrics.registry, tracing?.originFetch),
-  });
-}
-/**
- * Every request: its request ID, route, CORS headers and log line, then its answer — within its
- * SERVER span when tracing is on. With tracing off the handler is the same as before tracing
- * existed, so it costs nothing. The routes apps call (the CORS routes: `/api/…`, `/graphql`,
- * WebFinger) are answered after their API key is checked (src/http/api-key-guard.ts).
- */
-function requestHandler(
-  router: Router,
-  operations: Operations,
-  tracing: Tracing | undefined,
-  apiKeys: ApiKeyStore,
-  logger: Logger,
-  trustProxyHops: number,
-): (req: IncomingMessage, res: ServerResponse) => void {
-  const onKey = (req: IncomingMessage, id: string) => operations.noteApiKey(req, id);
-  const route = (req: IncomingMessage, res: ServerResponse): Match => {
-    res.setHeader('X-Request-Id', requestIdOf(req));
-    // No answer of the service is to be read as another type than it declares (JSON, SSE, HTML).
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    const match = router.match(req, res);
-    operations.observe(req, res, match.route?.pattern ?? UNMATCHED_ROUTE);
-    if (match.route?.cors !== true) return match;
-    applyCors(res);
-    const options = { graphql: match.route.pattern === GRAPHQL_ENDPOINT, logger, onKey, trustProxyHops };
-    return { route: match.route, answer: () => guardApiKey(apiKeys, req, res, options, match.answer) };
-  };
-  if (tracing === undefined) return (req, res) => route(req, res).answer();
-  return (req, res) => {
-    const match = route(req, res);
-    tracing.traceRequest(req, res, match.route?.pattern, match.answer);
   };
 }
