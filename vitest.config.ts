@@ -43,6 +43,7 @@ const GRAPHQL_SUITES = [
   'test/graphql.test.ts',
   'test/graphql-armor.test.ts',
   'test/graphql-errors.test.ts',
+  'test/graphql-prepared-operations.test.ts',
   'test/graphql-http.test.ts',
   'test/graphql-clients.test.ts',
   'test/client-mistakes.test.ts',

@@ -17,7 +17,7 @@
  *    request log and metrics after the answer.
  * 3. In-process, the engine's parts: Yoga's `getResultForParams` alone, and envelop's parse,
  *    validate, context and execute called one by one, and the result's JSON text.
- * 4. `--cpu-prof`: a CPU profile of the HTTP rounds, self time grouped by package and the
+ * 4. `--cpu-prof`: a CPU profile of the HTTP rounds (`--cpu-prof-out <file>` keeps it whole), self time grouped by package and the
  *    heaviest functions; `--heap-prof`: the functions that allocate, sampled by V8.
  *
  * The profiles come from the profile cache (1,000 generated profiles, all cached after the
@@ -53,6 +53,7 @@ const { values: flags } = parseArgs({
     'no-cache': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
     'heap-prof': { type: 'boolean', default: false },
+    'cpu-prof-out': { type: 'string' },
     only: { type: 'string' },
     json: { type: 'string' },
   },
@@ -271,7 +272,7 @@ async function main(): Promise<void> {
   const list = scenarios(url === undefined ? names : await namesIn(url, names));
   try {
     for (const scenario of list) await client.send(scenario.requests, Math.max(REQUESTS, scenario.requests.length));
-    const session = flags['cpu-prof'] ? await startProfile() : undefined;
+    const session = flags['cpu-prof'] || flags['cpu-prof-out'] !== undefined ? await startProfile() : undefined;
     const heapSession = flags['heap-prof'] ? await startHeapSampling() : undefined;
     const rounds = new Map<string, Cost[]>(list.map((s) => [s.key, []]));
     for (let round = 0; round < ROUNDS; round += 1) {
@@ -464,6 +465,8 @@ async function startProfile(): Promise<Session> {
 async function stopProfile(session: Session): Promise<ProfileSummary> {
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
+  // The whole profile, to open in Chrome DevTools (Performance, "Load profile") or to walk by call tree.
+  if (flags['cpu-prof-out'] !== undefined) writeFileSync(flags['cpu-prof-out'], JSON.stringify(profile));
   const hits = new Map<number, number>();
   for (const id of profile.samples ?? []) hits.set(id, (hits.get(id) ?? 0) + 1);
   const total = profile.samples?.length ?? 1;

@@ -26,6 +26,7 @@ import {
 } from './execution/document-memory.js';
 import { maskError } from './execution/error-masking.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './execution/graphql-armor.js';
+import { PreparedOperations } from './execution/prepared-operations.js';
 import { uncompiledWhenRefused } from './execution/refused-variables.js';
 import { validationByShape } from './execution/validation-by-shape.js';
 import { yogaLogger } from './execution/yoga-logger.js';
@@ -58,6 +59,8 @@ export interface GraphQLServer {
   readonly yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
   /** Yoga's `onResultProcess` hooks in Yoga's order: see ./transport/result-process-hooks.ts. */
   readonly resultProcessHooks: readonly ResultProcessHook[];
+  /** Queries that ran whole once, run again from their context and execution on (./execution/prepared-operations.ts). */
+  readonly prepared: PreparedOperations;
 }
 
 export interface GraphQLServerDeps {
@@ -163,6 +166,7 @@ export function createGraphQLServer({
 }: GraphQLServerDeps): GraphQLServer {
   const byShape = compiledExecutionByShape(schema, documents);
   const resultProcess = resultProcessHooks();
+  const masking = (error: unknown) => maskError(error, { production: config.production });
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -180,7 +184,7 @@ export function createGraphQLServer({
     parserAndValidationCache: documents.options,
     logging: yogaLogger(logger),
     maskedErrors: {
-      maskError: (error) => maskError(error, { production: config.production }),
+      maskError: masking,
       isDev: !config.production,
     },
     plugins: [
@@ -210,5 +214,15 @@ export function createGraphQLServer({
       connection: streamConnectionOf(res, socket),
     }),
   });
-  return { yoga, resultProcessHooks: resultProcess.list() };
+  const prepared = new PreparedOperations({
+    documents: documents.options.documentCache,
+    getEnveloped: (context) => yoga.getEnveloped(context as Parameters<typeof yoga.getEnveloped>[0]),
+    // As Yoga's `handleError` answers an error thrown in `handleParams`: masked, and logged when masking changed it.
+    answerError: (error) => {
+      const masked = masking(error);
+      if (masked !== error) yoga.logger.error(error);
+      return { errors: [masked] };
+    },
+  });
+  return { yoga, resultProcessHooks: resultProcess.list(), prepared };
 }

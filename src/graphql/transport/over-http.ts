@@ -44,6 +44,7 @@ import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js
 import { sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
 import type { Logger } from '../../logging/logger.js';
+import type { RequestContext } from '../execution/prepared-operations.js';
 import type { GraphQLServer } from '../yoga.js';
 import { type JsonMediaType, jsonMediaTypeFor, mayStream } from './accept.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
@@ -83,6 +84,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
   const answer = resultWriter(server);
   // Read once: each read through Yoga's adapter (a Proxy) makes a new bound function.
   const getResultForParams = yoga.getResultForParams;
+  const { prepared } = server;
   const bodyLimit = options.bodyLimitBytes ?? MAX_REQUEST_BODY_BYTES;
 
   const run = async (req: IncomingMessage, res: ServerResponse, mediaType: JsonMediaType, body?: Buffer) => {
@@ -98,12 +100,18 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
     const request = new NodeRequestView(req);
     const serverContext = serverContextOf(req, res, logger);
     let result: YogaResult | undefined;
-    try {
-      result = await getResultForParams({ params, request: request.asRequest() }, serverContext);
-    } catch {
-      // Refused before execution (see the header): Yoga's handler writes the error.
-      handOver(req, res, 'refused before execution', body);
-      return;
+    const document = prepared.find(params);
+    if (document !== undefined) {
+      result = await prepared.run(document, params, request, serverContext);
+    } else {
+      try {
+        result = await getResultForParams({ params, request: request.asRequest() }, serverContext);
+      } catch {
+        // Refused before execution (see the header): Yoga's handler writes the error.
+        handOver(req, res, 'refused before execution', body);
+        return;
+      }
+      prepared.learn(params, result);
     }
     if (result === undefined) throw new Error('the GraphQL engine gave no result');
     await answer(request, serverContext, result, mediaType);
@@ -255,7 +263,7 @@ function serverContextOf(req: IncomingMessage, res: ServerResponse, logger: Logg
   return { req, res, waitUntil };
 }
 
-interface ServerContext {
+interface ServerContext extends RequestContext {
   req: IncomingMessage;
   res: ServerResponse;
   waitUntil(work: unknown): void;
