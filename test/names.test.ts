@@ -1,9 +1,31 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalName, codePointLength, parseNameId, parseNamespace } from '../src/names/name-id.js';
 
 const part = (length: number, letter = 'a') => letter.repeat(length);
 
 describe('name IDs', () => {
+  it('canonicalises every text as NFC, lower case, NFC (ASCII takes a shorter way to the same form)', () => {
+    const full = (text: string) => text.normalize('NFC').toLowerCase().normalize('NFC');
+    const texts = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ maxLength: 40 }));
+    fc.assert(
+      fc.property(texts, (text) => canonicalName(text) === full(text)),
+      { numRuns: 500 },
+    );
+    // Letters whose lower case is longer, or not ASCII, next to ASCII ones.
+    for (const text of ['İSTANBUL@me', 'STRASSE@ß', 'ΣΊΣΥΦΟΣ@me', 'K@me', 'A\u030a@me']) {
+      expect(canonicalName(text), text).toBe(full(text));
+    }
+  });
+
+  it('counts the length limits in code points whatever the UTF-16 length', () => {
+    const astral = '\u{1d400}'; // MATHEMATICAL BOLD CAPITAL A: a letter, two UTF-16 units
+    expect(parseNameId(`${astral.repeat(63)}@me`)).not.toBeNull();
+    expect(parseNameId(`${astral.repeat(64)}@me`)).toBeNull();
+    expect(parseNameId(`${part(63)}@${part(63)}`)).not.toBeNull();
+    expect(parseNameId(`${astral.repeat(62)}@${astral.repeat(62)}x`)).not.toBeNull();
+  });
+
   it('canonicalises to NFC lower case and splits into local part and namespace', () => {
     expect(parseNameId('Demo@ME')).toEqual({ name: 'demo@me', local: 'demo', domain: 'me' });
     // "Zoé" typed as Z, o, e + combining acute accent (NFD) is the same name as the composed form.

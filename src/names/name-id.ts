@@ -24,20 +24,28 @@ export function codePointLength(text: string): number {
   return count;
 }
 
+/** Text of ASCII characters only: its own NFC form, and lower-cased to ASCII. */
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** NFC and lower case; normalising again after lower-casing keeps the result in NFC. */
 export function canonicalName(input: string): string {
+  // Nearly every name is ASCII, for which both normalisations change nothing (and cost most).
+  if (ASCII.test(input)) return input.toLowerCase();
   return input.normalize('NFC').toLowerCase().normalize('NFC');
 }
 
+/** Whether `text` has more than `limit` code points; a text of at most `limit` UTF-16 units has not. */
+const longerThan = (text: string, limit: number): boolean => text.length > limit && codePointLength(text) > limit;
+
 export function isValidNamePart(part: string): boolean {
   // The regex counts UTF-16 units; 63 is a limit in code points, checked separately.
-  return codePointLength(part) <= 63 && PART.test(part);
+  return !longerThan(part, 63) && PART.test(part);
 }
 
 /** Parses a name ID, returning its canonical parts, or null when it breaks any rule. */
 export function parseNameId(input: string): NameId | null {
   const name = canonicalName(input);
-  if (codePointLength(name) > MAX_NAME_LENGTH) return null;
+  if (longerThan(name, MAX_NAME_LENGTH)) return null;
   const at = name.indexOf('@');
   if (at < 0 || name.indexOf('@', at + 1) >= 0) return null;
   const local = name.slice(0, at);

@@ -190,9 +190,10 @@ export async function checkNameList(
   if (rawNames.length > MAX_NAMES_PER_REQUEST) {
     throw new InvalidInputError(TOO_MANY_NAMES_MESSAGE, undefined, { maxNames: MAX_NAMES_PER_REQUEST });
   }
-  const distinct = new Set(rawNames.map(canonicalName)).size;
-  const rateLimit = await spend(limiter, request, distinct);
   const parsed = rawNames.map((name) => parseNameId(name));
+  // Invalid names count too (the list is refused after the budget is drawn, as for one name).
+  const distinct = new Set(rawNames.map((name, index) => parsed[index]?.name ?? canonicalName(name))).size;
+  const rateLimit = await spend(limiter, request, distinct);
   const invalidIndexes = parsed.flatMap((name, index) => (name === null ? [index] : []));
   const [firstInvalid] = invalidIndexes;
   if (firstInvalid !== undefined) {
