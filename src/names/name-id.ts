@@ -25,7 +25,7 @@ export function codePointLength(text: string): number {
 }
 
 /** Text of ASCII characters only: its own NFC form, and lower-cased to ASCII. */
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^\p{ASCII}*$/u;
 
 /** NFC and lower case; normalising again after lower-casing keeps the result in NFC. */
 export function canonicalName(input: string): string {
