@@ -306,22 +306,26 @@ function resultWriter({ yoga, resultProcessHooks: hooks }: GraphQLServer) {
     let processor: ResultProcessor | undefined;
     let accepted: string = mediaType;
     const acceptableMediaTypes: string[] = [];
+    // One payload for all hooks, brought up to date before each (Yoga makes one per hook).
+    const payload: Parameters<ResultProcessHook>[0] = {
+      request: request.asRequest(),
+      acceptableMediaTypes,
+      result,
+      setResult: (next) => {
+        result = next as YogaResult;
+      },
+      resultProcessor: processor,
+      setResultProcessor: (next, type) => {
+        processor = next;
+        accepted = type;
+      },
+      serverContext,
+    };
     for (const hook of hooks) {
+      payload.result = result;
+      payload.resultProcessor = processor;
       // Most hooks return nothing; awaiting only promises spares each request a turn per hook.
-      const returned = hook({
-        request: request.asRequest(),
-        acceptableMediaTypes,
-        result,
-        setResult: (next) => {
-          result = next as YogaResult;
-        },
-        resultProcessor: processor,
-        setResultProcessor: (next, type) => {
-          processor = next;
-          accepted = type;
-        },
-        serverContext,
-      });
+      const returned = hook(payload);
       if (isPromiseLike(returned)) await returned;
     }
     if (isAsyncIterable(result)) await result[Symbol.asyncIterator]().return?.();
@@ -353,12 +357,12 @@ function write(req: IncomingMessage, res: ServerResponse, response: CapturedResp
     res.end();
     return;
   }
-  const contentType = Object.entries(response.headers).find(([name]) => name.toLowerCase() === 'content-type')?.[1];
+  const contentType = headerOf(response.headers, 'content-type');
   // Only answers that are compressed say `Vary: Accept-Encoding` here, as Yoga's own handler
   // answers the others (a cacheable answer's Vary and ETag name the coding already, ./http-caching.ts).
   if (
     response.status === 200 &&
-    isCompressible(typeof contentType === 'string' ? contentType : undefined) &&
+    isCompressible(contentType) &&
     codingOf(req) !== undefined &&
     Buffer.byteLength(response.body) >= MIN_COMPRESSED_BYTES
   ) {
@@ -368,6 +372,19 @@ function write(req: IncomingMessage, res: ServerResponse, response: CapturedResp
   // A short string goes out in one write with the headers (node:http joins them); a long one is
   // encoded once, since measuring its length and then writing it would read it twice.
   const body = response.body.length < ENCODE_ONCE_FROM_LENGTH ? response.body : Buffer.from(response.body);
-  res.writeHead(response.status, { ...response.headers, 'Content-Length': Buffer.byteLength(body) });
+  // The headers are the captured answer's own copy (CapturedResponse): no other reader.
+  response.headers['Content-Length'] = Buffer.byteLength(body);
+  res.writeHead(response.status, response.headers);
   res.end(body);
+}
+
+/** A header of `headers` by its name in any case (Yoga's processors write `Content-Type`). */
+function headerOf(headers: OutgoingHttpHeaders, name: string): string | undefined {
+  for (const key in headers) {
+    if (key.length === name.length && key.toLowerCase() === name) {
+      const value = headers[key];
+      return typeof value === 'string' ? value : undefined;
+    }
+  }
+  return undefined;
 }
