@@ -357,13 +357,13 @@ function write(req: IncomingMessage, res: ServerResponse, response: CapturedResp
     res.end();
     return;
   }
-  const contentType = headerOf(response.headers, 'content-type');
   // Only answers that are compressed say `Vary: Accept-Encoding` here, as Yoga's own handler
   // answers the others (a cacheable answer's Vary and ETag name the coding already, ./http-caching.ts).
   if (
     response.status === 200 &&
-    isCompressible(contentType) &&
+    // Cheapest first: most clients of the API ask for no coding.
     codingOf(req) !== undefined &&
+    isCompressible(headerOf(response.headers, 'content-type')) &&
     Buffer.byteLength(response.body) >= MIN_COMPRESSED_BYTES
   ) {
     sendEncoded(req, res, response.body, response.headers);
