@@ -35,7 +35,9 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Body
     };
     const onEnd = () => {
       cleanup();
-      resolve({ ok: true, body: Buffer.concat(chunks, total) });
+      // A small body arrives in one chunk: no copy of it then.
+      const [only] = chunks;
+      resolve({ ok: true, body: chunks.length === 1 && only !== undefined ? only : Buffer.concat(chunks, total) });
     };
     const onError = () => {
       cleanup();
