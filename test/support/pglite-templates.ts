@@ -48,6 +48,8 @@ export async function buildPgliteTemplates(): Promise<{ folders: Record<PgliteTe
     const { seedDemoData } = await import('../../src/data/seed.js');
     for (const name of ['empty', 'demo'] as const) {
       const building = mkdtempSync(path.join(root, `${name}-`));
+      // The demo database starts as a copy of the new one: one initdb per run, not two.
+      if (name === 'demo') cpSync(folders.empty, building, { recursive: true });
       const handle = await openDatabase({ url: undefined, dataDir: building });
       if (name === 'demo') {
         await handle.migrate();
