@@ -34,7 +34,8 @@ const SYSTEM_SUITES = [
  * The suites whose servers answer GraphQL in the test process. They run a second time with
  * `/graphql` answered by Yoga's own handler alone (TEST_GRAPHQL_HTTP_PATH=yoga, see
  * test/support/app-server.ts), so each proves that the service's HTTP layer answers exactly as
- * Yoga does (src/graphql/transport/over-http.ts).
+ * Yoga does (src/graphql/transport/over-http.ts). Their tests that send nothing to `/graphql`
+ * over HTTP skip the second run (GRAPHQL_PATH_RERUN in test/support/app-server.ts).
  */
 const GRAPHQL_SUITES = [
   'test/live-updates.test.ts',

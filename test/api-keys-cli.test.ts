@@ -1,7 +1,9 @@
 /**
- * `npm run keys -- create|list|revoke|--help` as operators run it (a process per command, as in
- * data-cli.test.ts), on every test database: the key printed once and never again, `list` lines,
- * revocation, usage errors, and the embedded database held by a running server.
+ * `npm run keys -- create|list|revoke|--help` on every test database: the key printed once and
+ * never again, `list` lines, revocation, usage errors, and the embedded database held by a
+ * running server. As in data-cli.test.ts, the first key is created by the command as operators
+ * run it, a process of its own, and so is the refusal while another process holds the database;
+ * the other runs are in the test process (test/support/cli.ts, runInProcess).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../src/db/api-key-queries.js';
 import { lockFolder } from '../src/db/folder-lock.js';
 import { hashApiKey } from '../src/limits/api-keys.js';
-import { type CliResult, runCli, STACK_LINE } from './support/cli.js';
+import { type CliResult, runCli, runInProcess, STACK_LINE } from './support/cli.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 
 const SLOW = 120_000;
@@ -29,13 +31,13 @@ describe.each(databaseKinds())('npm run keys on %s', (kind) => {
     await testDb?.drop();
   });
 
-  const keys = (args: string[], env: Record<string, string> = {}) =>
-    runCli('keys', args, { env: { ...testDb.env, ...env } });
+  const keys = (args: string[], env: Record<string, string> = {}, run = runInProcess) =>
+    run('keys', args, { env: { ...testDb.env, ...env } });
 
   it(
     'creates a key, prints it once, stores its hash, lists it without it and revokes it',
     async () => {
-      const created = await keys(['create', '--name', 'Wallet app', '--profile-limit', '1000/min']);
+      const created = await keys(['create', '--name', 'Wallet app', '--profile-limit', '1000/min'], {}, runCli);
       expect(created.code).toBe(0);
       const key = created.stdout.trim();
       expect(key).toMatch(/^nps_[0-9A-Za-z]{40}$/);

@@ -5,11 +5,16 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNdjson } from '../src/data/generator.js';
 import { lockFolder } from '../src/db/folder-lock.js';
-import { type CliResult, runCli, STACK_LINE, startCli } from './support/cli.js';
+import { type CliResult, runCli, runInProcess, STACK_LINE, startCli } from './support/cli.js';
 import { snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 
-/** Each command is a process of its own that loads the service's modules and opens a database. */
+/**
+ * Each command is a process of its own that loads the service's modules and opens a database.
+ * Tests of what a command does run it in the test process (runInProcess); each command also
+ * runs as a process (runCli, startCli) where the process matters: its exit code, its pipes,
+ * another process holding the database.
+ */
 const SLOW = 120_000;
 
 const noStackTrace = (result: CliResult) => expect(result.stderr).not.toMatch(STACK_LINE);
@@ -67,7 +72,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
       const seeded = await runCli('seed', [], { env: testDb.env });
       expect(seeded).toMatchObject({ code: 0 });
       expect(seeded.stdout).toMatch(/3 namespaces and 7 profiles \(7 new or changed\)/);
-      const again = await runCli('seed', [], { env: testDb.env });
+      const again = await runInProcess('seed', [], { env: testDb.env });
       expect(again.stdout).toContain('(0 new or changed)');
     },
     SLOW,
@@ -89,7 +94,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
           records: { first: { type: 'name', value: 'X' } },
         },
       ]);
-      const result = await runCli('import', [bad], { env: testDb.env });
+      const result = await runInProcess('import', [bad], { env: testDb.env });
       expect(result.code).toBe(1);
       const lines = result.stderr.trimEnd().split('\n');
       expect(lines).toContain(lines.find((line) => line.startsWith('line 2: invalid JSON')));
@@ -109,7 +114,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     'imports a good file, and exports it to a file (owner-only) and to standard output',
     async () => {
       const good = generatedFile('good.ndjson', 40, 9);
-      const imported = await runCli('import', [good], { env: testDb.env });
+      const imported = await runInProcess('import', [good], { env: testDb.env });
       expect(imported.code).toBe(0);
       expect(imported.stdout).toMatch(
         /^Imported .*good\.ndjson.*: 43 lines, 3 namespaces .*, 40 profiles \(40 new or changed\)/,
@@ -117,7 +122,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
 
       const target = path.join(folder, `export-${kind}.ndjson`);
       writeFileSync(target, 'an older dump, readable by all\n', { mode: 0o644 });
-      const exported = await runCli('export', [target], { env: testDb.env });
+      const exported = await runInProcess('export', [target], { env: testDb.env });
       expect(exported.code).toBe(0);
       expect(exported.stderr).toMatch(/Exported \d+ namespaces and 47 profiles/);
       // It holds private e-mails: readable and writable by its owner only, whatever was there.
@@ -126,10 +131,10 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
       expect(text.trimEnd().split('\n')).toHaveLength(5 + 47); // demo data plus the file (namespace "me" is shared)
       expect(readdirSync(folder).filter((name) => name.includes('.partial-'))).toEqual([]);
 
-      const toStdout = await runCli('export', [], { env: testDb.env });
+      const toStdout = await runInProcess('export', [], { env: testDb.env });
       expect(toStdout.stdout).toBe(text);
 
-      const reimported = await runCli('import', [target], { env: testDb.env });
+      const reimported = await runInProcess('import', [target], { env: testDb.env });
       expect(reimported.stdout).toContain('(0 new or changed), 47 profiles (0 new or changed)');
     },
     SLOW,
@@ -140,7 +145,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     async () => {
       // Enough profiles that the export is still writing when the reader has gone.
       const many = generatedFile('many.ndjson', 3000, 4);
-      expect((await runCli('import', [many], { env: testDb.env })).code).toBe(0);
+      expect((await runInProcess('import', [many], { env: testDb.env })).code).toBe(0);
       for (const [command, args] of [
         ['export', []],
         ['gen', ['--profiles', '100000']],
@@ -170,12 +175,13 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
     async () => {
       // A line per batch, so the lines come however fast this machine imports.
       const big = generatedFile(`progress-${kind}.ndjson`, 6_000, 12);
-      const fromFile = await runCli('import', ['--progress-every', '0', big], { env: testDb.env });
+      const fromFile = await runInProcess('import', ['--progress-every', '0', big], { env: testDb.env });
       expect(fromFile.code).toBe(0);
       expect(fromFile.stderr).toMatch(
         /^\.\.\. \d+% of \d+(\.\d)? MB, [\d,]+ lines, [\d,]+ lines\/s, about \d+ s left$/m,
       );
 
+      // A process of its own, whose standard input is a pipe.
       const other = generatedFile(`progress-pipe-${kind}.ndjson`, 6_000, 13);
       const fromPipe = await runCli('import', ['--progress-every=0', '-'], {
         env: testDb.env,
@@ -191,22 +197,22 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
   it(
     'fails with one clear line for a missing file, a folder, or a bad argument list',
     async () => {
-      const missing = await runCli('import', [path.join(folder, 'missing.ndjson')], { env: testDb.env });
+      const missing = await runInProcess('import', [path.join(folder, 'missing.ndjson')], { env: testDb.env });
       expect(missing.code).toBe(1);
       expect(missing.stderr).toMatch(/^Cannot read .*missing\.ndjson: ENOENT/);
       noStackTrace(missing);
 
-      const directory = await runCli('import', [folder], { env: testDb.env });
+      const directory = await runInProcess('import', [folder], { env: testDb.env });
       expect(directory.code).toBe(1);
       expect(directory.stderr).toContain('it is a directory');
 
-      const usage = await runCli('import', [], { env: testDb.env });
+      const usage = await runInProcess('import', [], { env: testDb.env });
       expect(usage.code).toBe(2);
       expect(usage.stderr).toContain(
         'Usage: npm run import -- [--replace-all] [--dry-run] [--bulk] [--progress-every SECONDS] <file.ndjson>',
       );
 
-      const badInterval = await runCli('import', ['--progress-every', 'often', path.join(folder, 'x.ndjson')], {
+      const badInterval = await runInProcess('import', ['--progress-every', 'often', path.join(folder, 'x.ndjson')], {
         env: testDb.env,
       });
       expect(badInterval.code).toBe(2);
@@ -218,7 +224,7 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
   it(
     'stops with exit code 2 on a bad environment variable, naming it',
     async () => {
-      const result = await runCli('import', [path.join(folder, 'whatever.ndjson')], {
+      const result = await runInProcess('import', [path.join(folder, 'whatever.ndjson')], {
         env: { ...testDb.env, DB_POOL_SIZE: 'lots' },
       });
       expect(result.code).toBe(2);
@@ -238,9 +244,9 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
         { kind: 'remove', name: 'gone@only' },
       ]);
       // Something to remove, whatever the tests before left.
-      expect((await runCli('seed', [], { env: testDb.env })).code).toBe(0);
+      expect((await runInProcess('seed', [], { env: testDb.env })).code).toBe(0);
       const before = await snapshot();
-      const dry = await runCli('import', ['--replace-all', '--dry-run', truth], { env: testDb.env });
+      const dry = await runInProcess('import', ['--replace-all', '--dry-run', truth], { env: testDb.env });
       expect(dry.code, dry.stderr).toBe(0);
       const counts =
         /namespaces 1 to add, 0 to replace, ([\d,]+) to remove; profiles 2 to add, 0 to replace, ([\d,]+) to remove \(1 removal of what did not exist\)\. Nothing was written/.exec(
@@ -252,12 +258,12 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
       expect(Number(profilesRemoved.replaceAll(',', ''))).toBeGreaterThanOrEqual(7);
       expect(await snapshot()).toEqual(before);
 
-      const real = await runCli('import', ['--replace-all', truth], { env: testDb.env });
+      const real = await runInProcess('import', ['--replace-all', truth], { env: testDb.env });
       expect(real.code, real.stderr).toBe(0);
       expect(real.stdout).toContain(
         `profiles (2 new or changed), removed ${namespacesRemoved} namespaces and ${profilesRemoved} profiles (1 removal of what did not exist)`,
       );
-      const exported = await runCli('export', [], { env: testDb.env });
+      const exported = await runInProcess('export', [], { env: testDb.env });
       expect(
         exported.stdout
           .trimEnd()
@@ -350,7 +356,9 @@ describe('data commands without a database', () => {
         ['print-schema', 'Usage: npm run schema'],
       ] as const) {
         for (const flag of ['--help', '-h']) {
-          const result = await runCli(command, [flag], { env });
+          // One in a process of its own: the help is all the script does, its exit code 0.
+          const run = command === 'print-schema' && flag === '-h' ? runCli : runInProcess;
+          const result = await run(command, [flag], { env });
           expect(result, `${command} ${flag}`).toMatchObject({ code: 0, stderr: '' });
           expect(result.stdout.startsWith(`${usage}`), `${command} ${flag}:\n${result.stdout}`).toBe(true);
           expect(result.stdout.split('\n').length).toBeGreaterThan(3);
@@ -360,8 +368,9 @@ describe('data commands without a database', () => {
     SLOW,
   );
 
-  const openFailure = async (env: Record<string, string>) => {
-    const result = await runCli('migrate', [], { env: { DB_CONNECT_TIMEOUT: '3', ...env } });
+  /** `migrate` in the test process, or in a process of its own with `run` runCli. */
+  const openFailure = async (env: Record<string, string>, run = runInProcess) => {
+    const result = await run('migrate', [], { env: { DB_CONNECT_TIMEOUT: '3', ...env } });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     noStackTrace(result);
@@ -371,7 +380,7 @@ describe('data commands without a database', () => {
   it(
     'names DATABASE_URL when the server refuses, without the password',
     async () => {
-      const message = await openFailure({ DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/none' });
+      const message = await openFailure({ DATABASE_URL: 'postgres://app:hunter2@127.0.0.1:1/none' }, runCli);
       expect(message).toBe(
         'The PostgreSQL database postgres://app:***@127.0.0.1:1/none could not be opened: nothing accepts ' +
           'connections at 127.0.0.1:1 (connection refused). Is PostgreSQL running there? Check DATABASE_URL.',
@@ -411,7 +420,7 @@ describe('data commands without a database', () => {
       const busy = mkdtempSync(path.join(folder, 'busy-'));
       const lock = lockFolder(busy); // held by this test process, which is running
       try {
-        expect(await openFailure({ DATA_DIR: busy })).toBe(
+        expect(await openFailure({ DATA_DIR: busy }, runCli)).toBe(
           `The embedded database in ${busy} could not be opened: it is in use by another process (pid ${process.pid} on ${os.hostname()}); ` +
             'stop that process first, or point DATA_DIR at another folder.',
         );
@@ -430,11 +439,11 @@ describe('data commands without a database', () => {
       expect(first.code).toBe(0);
       expect(first.stdout).toBe(expected);
       const target = path.join(folder, 'gen.ndjson');
-      const second = await runCli('gen', ['--profiles', '25', '--seed', '3', '--out', target]);
+      const second = await runInProcess('gen', ['--profiles', '25', '--seed', '3', '--out', target]);
       expect(second.code).toBe(0);
       expect(readFileSync(target, 'utf8')).toBe(expected);
 
-      const bad = await runCli('gen', ['--profiles', 'many']);
+      const bad = await runInProcess('gen', ['--profiles', 'many']);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('--profiles must be a whole number');
     },

@@ -5,7 +5,7 @@
  */
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
 import { type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
 import { type GraphQLTestService, serviceOn } from './support/graphql-server.js';
@@ -24,12 +24,10 @@ async function deadPort(): Promise<number> {
 }
 
 const opened: DatabaseHandle[] = [];
-const copies: string[] = [];
 const services: Array<Promise<GraphQLTestService>> = [];
 afterEach(async () => {
   await Promise.all(services.splice(0).map(async (service) => (await service).close()));
   await Promise.all(opened.splice(0).map((handle) => handle.close()));
-  for (const copy of copies.splice(0)) rmSync(copy, { recursive: true, force: true });
 });
 
 function clientOn(database: DatabaseHandle, log: CapturedLog, nodeEnv: 'production' | 'test') {
@@ -74,20 +72,30 @@ describe('database unreachable', () => {
 });
 
 describe('unexpected failure (tables missing)', () => {
-  /** A copy of a new database (initdb in WebAssembly is what costs), in memory without the templates. */
-  async function unmigrated(): Promise<DatabaseHandle> {
-    const copy = copyOfTemplate('empty');
-    if (copy !== undefined) copies.push(copy);
-    const database = await openDatabase({ url: undefined, dataDir: copy ?? 'memory://' });
-    opened.push(database);
+  /**
+   * A copy of a new database (initdb in WebAssembly is what costs), in memory without the
+   * templates; one for the tests below, whose statements all fail and so change nothing.
+   */
+  let database: DatabaseHandle | undefined;
+  let copy: string | undefined;
+  beforeAll(async () => {
+    copy = copyOfTemplate('empty');
+    database = await openDatabase({ url: undefined, dataDir: copy ?? 'memory://' });
+  });
+  afterAll(async () => {
+    await database?.close();
+    if (copy !== undefined) rmSync(copy, { recursive: true, force: true });
+  });
+  const unmigrated = (): DatabaseHandle => {
+    if (database === undefined) throw new Error('the database is used before beforeAll ran');
     return database;
-  }
+  };
 
   it.each(Object.entries(QUERIES))(
     'masks %s as INTERNAL_SERVER_ERROR in production, logging a sanitised line',
     async (_field, [query, data]) => {
       const log = captureLog();
-      const { body, text } = await clientOn(await unmigrated(), log, 'production')(query);
+      const { body, text } = await clientOn(unmigrated(), log, 'production')(query);
 
       expect(body.data).toEqual(data);
       expect(body.errors).toEqual([
@@ -111,7 +119,7 @@ describe('unexpected failure (tables missing)', () => {
 
   it('adds a sanitised detail outside production, still without SQL or parameters', async () => {
     const log = captureLog();
-    const { body, text } = await clientOn(await unmigrated(), log, 'test')(QUERIES.ownerCheck![0]);
+    const { body, text } = await clientOn(unmigrated(), log, 'test')(QUERIES.ownerCheck![0]);
     expect(body.errors![0]!.extensions).toMatchObject({ code: 'INTERNAL_SERVER_ERROR' });
     expect(String(body.errors![0]!.extensions!.detail)).toContain('does not exist');
     expect(text).not.toMatch(/select |from "/i);

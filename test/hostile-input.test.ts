@@ -19,7 +19,7 @@ import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../src/names/email.js';
 import { INVALID_NAME_MESSAGE, parseNameId, parseNamespace } from '../src/names/name-id.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
+import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { exportText, snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { FRAGMENTS, HOSTILE_LOOKING_DATA, hostileText, nameLike, rawEncode } from './support/hostile-text.js';
@@ -163,7 +163,7 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
     await testDb?.drop();
   });
 
-  it('serves hostile-looking stored text verbatim', async () => {
+  it.skipIf(GRAPHQL_PATH_RERUN)('serves hostile-looking stored text verbatim', async () => {
     const response = await client.send('/api/bobby-tables@sql');
     const body = restBody(response, [200]) as { description: string; image: string; records: unknown };
     const stored = HOSTILE_LOOKING_DATA[1] as { description: string; image: string; records: unknown };
@@ -172,116 +172,140 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
     expect(body.records).toEqual(stored.records);
   });
 
-  it('GET /api/<percent-encoded name>: 400 for an invalid name, the profile or 404 for a valid one', async () => {
-    await fc.assert(
-      fc.asyncProperty(nameLike, async (name) => {
-        const path = `/api/${encodeURIComponent(name)}`;
-        const response = await client.send(path);
-        const parsed = parseNameId(name);
-        if (name === 'owner-check') {
-          // The fixed path of the owner check, here without parameters.
-          expect(restBody(response, [400])).toEqual({ error: MISSING_PARAMETERS });
-        } else if (name === 'openapi.json') {
-          expect(restBody(response, [200])).toHaveProperty('openapi');
-        } else if (path.length - '/api/'.length > MAX_PATH_SEGMENT) {
-          // Longer than any route parameter: an unknown path (only invalid names get this long, but NFD Hangul).
-          expect(restBody(response, [400, 404])).toHaveProperty('error');
-        } else if (parsed === null) {
-          expect(restBody(response, [400])).toEqual({ error: INVALID_NAME_MESSAGE });
-        } else {
-          const body = restBody(response, [200, 404]);
-          if (response.status === 404) expect(body).toEqual({ error: 'Profile not found' });
-          else {
-            expect(Object.keys(body as object)).toEqual(PROFILE_KEYS);
-            expect((body as { name: string }).name).toBe(parsed.name);
+  it.skipIf(GRAPHQL_PATH_RERUN)(
+    'GET /api/<percent-encoded name>: 400 for an invalid name, the profile or 404 for a valid one',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(nameLike, async (name) => {
+          const path = `/api/${encodeURIComponent(name)}`;
+          const response = await client.send(path);
+          const parsed = parseNameId(name);
+          if (name === 'owner-check') {
+            // The fixed path of the owner check, here without parameters.
+            expect(restBody(response, [400])).toEqual({ error: MISSING_PARAMETERS });
+          } else if (name === 'openapi.json') {
+            expect(restBody(response, [200])).toHaveProperty('openapi');
+          } else if (path.length - '/api/'.length > MAX_PATH_SEGMENT) {
+            // Longer than any route parameter: an unknown path (only invalid names get this long, but NFD Hangul).
+            expect(restBody(response, [400, 404])).toHaveProperty('error');
+          } else if (parsed === null) {
+            expect(restBody(response, [400])).toEqual({ error: INVALID_NAME_MESSAGE });
+          } else {
+            const body = restBody(response, [200, 404]);
+            if (response.status === 404) expect(body).toEqual({ error: 'Profile not found' });
+            else {
+              expect(Object.keys(body as object)).toEqual(PROFILE_KEYS);
+              expect((body as { name: string }).name).toBe(parsed.name);
+            }
           }
-        }
-      }),
-      { numRuns: 600 },
-    );
-  }, 120_000);
+        }),
+        { numRuns: 600 },
+      );
+    },
+    120_000,
+  );
 
-  it('GET and HEAD /api/<raw path>: only the contract statuses, JSON error bodies', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.oneof(nameLike, hostileText),
-        fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
-        async (text, method) => {
-          const response = await client.send(`/api/${rawEncode(text)}`, { method });
-          if (method === 'HEAD') {
-            expect([200, 400, 404]).toContain(response.status);
-            expect(response.text).toBe('');
-            return;
-          }
-          const body = restBody(response, [200, 400, 404]);
-          if (response.status === 200 && 'hasCreated' in (body as object)) {
-            // The raw text reached the owner check (`owner-check?...`): its answer shape.
-            expect(Object.keys(body as object)).toEqual(['hasCreated', 'email', 'name']);
-          } else if (response.status === 200 && !('openapi' in (body as object))) {
-            expect(Object.keys(body as object)).toEqual(PROFILE_KEYS);
-          }
-        },
-      ),
-      { numRuns: 600 },
-    );
-  }, 120_000);
+  it.skipIf(GRAPHQL_PATH_RERUN)(
+    'GET and HEAD /api/<raw path>: only the contract statuses, JSON error bodies',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(nameLike, hostileText),
+          fc.constantFrom('GET', 'GET', 'GET', 'HEAD'),
+          async (text, method) => {
+            const response = await client.send(`/api/${rawEncode(text)}`, { method });
+            if (method === 'HEAD') {
+              expect([200, 400, 404]).toContain(response.status);
+              expect(response.text).toBe('');
+              return;
+            }
+            const body = restBody(response, [200, 400, 404]);
+            if (response.status === 200 && 'hasCreated' in (body as object)) {
+              // The raw text reached the owner check (`owner-check?...`): its answer shape.
+              expect(Object.keys(body as object)).toEqual(['hasCreated', 'email', 'name']);
+            } else if (response.status === 200 && !('openapi' in (body as object))) {
+              expect(Object.keys(body as object)).toEqual(PROFILE_KEYS);
+            }
+          },
+        ),
+        { numRuns: 600 },
+      );
+    },
+    120_000,
+  );
 
-  it('other methods on /api/<raw path>: 405 with Allow: GET, HEAD', async () => {
-    await fc.assert(
-      fc.asyncProperty(nameLike, fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'), async (text, method) => {
-        const response = await client.send(`/api/${rawEncode(text)}`, {
-          method,
-          body: method === 'OPTIONS' ? undefined : text,
-        });
-        if (response.status === 404) {
-          // `/api/..` style paths that leave /api/ altogether are unknown paths.
-          expect(restBody(response, [404])).toEqual({ error: 'Not found' });
-          return;
-        }
-        expect(restBody(response, [405])).toEqual({ error: 'Method not allowed' });
-        expect(response.headers.allow).toBe('GET, HEAD');
-      }),
-      { numRuns: 150 },
-    );
-  }, 60_000);
+  it.skipIf(GRAPHQL_PATH_RERUN)(
+    'other methods on /api/<raw path>: 405 with Allow: GET, HEAD',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          nameLike,
+          fc.constantFrom('POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'),
+          async (text, method) => {
+            const response = await client.send(`/api/${rawEncode(text)}`, {
+              method,
+              body: method === 'OPTIONS' ? undefined : text,
+            });
+            if (response.status === 404) {
+              // `/api/..` style paths that leave /api/ altogether are unknown paths.
+              expect(restBody(response, [404])).toEqual({ error: 'Not found' });
+              return;
+            }
+            expect(restBody(response, [405])).toEqual({ error: 'Method not allowed' });
+            expect(response.headers.allow).toBe('GET, HEAD');
+          },
+        ),
+        { numRuns: 150 },
+      );
+    },
+    60_000,
+  );
 
-  it('GET /api/owner-check with encoded parameters: the contract answer for every input', async () => {
-    const values = fc.array(emailLike, { maxLength: 2 });
-    const nameValues = fc.array(nameLike, { maxLength: 2 });
-    // Mostly exactly one value each; sometimes none or two.
-    const oneOrMore = <T>(single: fc.Arbitrary<T>, many: fc.Arbitrary<T[]>) =>
-      fc.oneof({ weight: 5, arbitrary: single.map((value) => [value]) }, { weight: 1, arbitrary: many });
-    await fc.assert(
-      fc.asyncProperty(oneOrMore(emailLike, values), oneOrMore(nameLike, nameValues), async (emails, names) => {
-        const query = [
-          ...emails.map((email) => `email=${encodeURIComponent(email)}`),
-          ...names.map((name) => `name=${encodeURIComponent(name)}`),
-        ].join('&');
-        const response = await client.send(`/api/owner-check?${query}`);
-        const expected = expectedOwnerCheck(emails, names);
-        expect(restBody(response, [expected.status]), query).toEqual(expected.body);
-        expect(response.headers['cache-control']).toBe('no-store');
-      }),
-      { numRuns: 600 },
-    );
-  }, 120_000);
+  it.skipIf(GRAPHQL_PATH_RERUN)(
+    'GET /api/owner-check with encoded parameters: the contract answer for every input',
+    async () => {
+      const values = fc.array(emailLike, { maxLength: 2 });
+      const nameValues = fc.array(nameLike, { maxLength: 2 });
+      // Mostly exactly one value each; sometimes none or two.
+      const oneOrMore = <T>(single: fc.Arbitrary<T>, many: fc.Arbitrary<T[]>) =>
+        fc.oneof({ weight: 5, arbitrary: single.map((value) => [value]) }, { weight: 1, arbitrary: many });
+      await fc.assert(
+        fc.asyncProperty(oneOrMore(emailLike, values), oneOrMore(nameLike, nameValues), async (emails, names) => {
+          const query = [
+            ...emails.map((email) => `email=${encodeURIComponent(email)}`),
+            ...names.map((name) => `name=${encodeURIComponent(name)}`),
+          ].join('&');
+          const response = await client.send(`/api/owner-check?${query}`);
+          const expected = expectedOwnerCheck(emails, names);
+          expect(restBody(response, [expected.status]), query).toEqual(expected.body);
+          expect(response.headers['cache-control']).toBe('no-store');
+        }),
+        { numRuns: 600 },
+      );
+    },
+    120_000,
+  );
 
-  it('GET /api/owner-check with raw query strings: only the contract statuses, JSON bodies', async () => {
-    await fc.assert(
-      fc.asyncProperty(emailLike, nameLike, hostileText, async (email, name, junk) => {
-        const response = await client.send(
-          `/api/owner-check?email=${rawEncode(email)}&name=${rawEncode(name)}&${rawEncode(junk)}`,
-        );
-        const body = restBody(response, [200, 400]);
-        if (response.status === 200) expect(Object.keys(body as object)).toEqual(['hasCreated', 'email', 'name']);
-        else
-          expect([MISSING_PARAMETERS, INVALID_EMAIL_MESSAGE, INVALID_NAME_MESSAGE]).toContain(
-            (body as { error: string }).error,
+  it.skipIf(GRAPHQL_PATH_RERUN)(
+    'GET /api/owner-check with raw query strings: only the contract statuses, JSON bodies',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(emailLike, nameLike, hostileText, async (email, name, junk) => {
+          const response = await client.send(
+            `/api/owner-check?email=${rawEncode(email)}&name=${rawEncode(name)}&${rawEncode(junk)}`,
           );
-      }),
-      { numRuns: 300 },
-    );
-  }, 60_000);
+          const body = restBody(response, [200, 400]);
+          if (response.status === 200) expect(Object.keys(body as object)).toEqual(['hasCreated', 'email', 'name']);
+          else
+            expect([MISSING_PARAMETERS, INVALID_EMAIL_MESSAGE, INVALID_NAME_MESSAGE]).toContain(
+              (body as { error: string }).error,
+            );
+        }),
+        { numRuns: 300 },
+      );
+    },
+    60_000,
+  );
 
   it('GraphQL profile, profiles and ownerCheck with hostile variables: the contract answer for every input', async () => {
     const graphqlName = fc.oneof({ weight: 5, arbitrary: nameLike }, { weight: 1, arbitrary: withLoneSurrogate });
@@ -483,18 +507,21 @@ describe.each(databaseKinds())('hostile input on %s', (kind) => {
     );
   }, 120_000);
 
-  it('refuses bytes outside printable ASCII in the request line with 400 at the HTTP parser, and keeps serving', async () => {
-    for (const path of [
-      '/api/d\u00e9mo@me',
-      '/api/\u00ff@me',
-      '/api/a\u007fb@me',
-      '/api/owner-check?email=\u00e9@x.y&name=demo@me',
-    ]) {
-      const response = await client.send(path);
-      expect(response.status, path).toBe(400);
-    }
-    expect((await client.send('/api/demo@me')).status).toBe(200);
-  });
+  it.skipIf(GRAPHQL_PATH_RERUN)(
+    'refuses bytes outside printable ASCII in the request line with 400 at the HTTP parser, and keeps serving',
+    async () => {
+      for (const path of [
+        '/api/d\u00e9mo@me',
+        '/api/\u00ff@me',
+        '/api/a\u007fb@me',
+        '/api/owner-check?email=\u00e9@x.y&name=demo@me',
+      ]) {
+        const response = await client.send(path);
+        expect(response.status, path).toBe(400);
+      }
+      expect((await client.send('/api/demo@me')).status).toBe(200);
+    },
+  );
 
   it('leaves the data unchanged', async () => {
     expect(await snapshotDatabase(handle.db)).toEqual(before.snapshot);

@@ -6,9 +6,11 @@
  * left alive (v8.queryObjects counts them: each refused subscription used to keep both, with the
  * request's context and socket), no slot held, and the heap back to its level.
  */
-import { spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { LiveUpdateStats } from '../src/service/live-updates.js';
+import { copyOfTemplate } from './support/pglite-templates.js';
 
 interface RoundFigures {
   round: number;
@@ -22,19 +24,27 @@ interface RoundFigures {
 const ROUNDS = 3;
 
 function abuse(graphqlPath: 'service' | 'yoga'): RoundFigures[] {
-  const child = spawnSync(
-    process.execPath,
-    [
-      '--expose-gc',
-      '--disable-warning=ExperimentalWarning',
-      '--import',
-      'tsx',
-      'test/support/live-abuse-child.ts',
-      graphqlPath,
-      String(ROUNDS),
-    ],
-    { encoding: 'utf8', timeout: 240_000, env: { ...process.env, NODE_ENV: 'test' } },
-  );
+  // A copy of the run's new database, instead of an initdb in the child.
+  const folder = copyOfTemplate('empty');
+  let child: SpawnSyncReturns<string>;
+  try {
+    child = spawnSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        '--disable-warning=ExperimentalWarning',
+        '--import',
+        'tsx',
+        'test/support/live-abuse-child.ts',
+        graphqlPath,
+        String(ROUNDS),
+        ...(folder === undefined ? [] : [folder]),
+      ],
+      { encoding: 'utf8', timeout: 240_000, env: { ...process.env, NODE_ENV: 'test' } },
+    );
+  } finally {
+    if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+  }
   expect(child.status, child.stderr).toBe(0);
   return child.stdout
     .trim()

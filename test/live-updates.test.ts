@@ -9,7 +9,7 @@ import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { importLines } from '../src/data/importer.js';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
+import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { StatementLog } from './support/graphql-client.js';
@@ -103,7 +103,7 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     expect(lookup.description).toBe(description);
   });
 
-  it('sends it to a graphql-ws subscriber within a second', async () => {
+  it.skipIf(GRAPHQL_PATH_RERUN)('sends it to a graphql-ws subscriber within a second', async () => {
     const client = webSocketClient(server.url);
     const subscriber = track(subscribeOverWebSocket(client, ['alice@live']));
     track({ stop: () => void client.dispose() });
@@ -114,19 +114,22 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     expect((subscriber.times[0] ?? Infinity) - committedAt).toBeLessThan(1000);
   });
 
-  it('sends the exact /api document on the REST stream, and nothing for other names', async () => {
-    const stream = track(await openRestStream(server.url, 'alice@live'));
-    expect(stream.status).toBe(200);
-    expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
-    await subscribed(1);
-    await change('bob');
-    await change('alice');
-    const [event] = await stream.waitFor(1);
-    const lookup = await (await fetch(`${server.url}/api/alice@live`)).text();
-    expect(event).toEqual({ event: 'profile', data: lookup });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(stream.events).toHaveLength(1);
-  });
+  it.skipIf(GRAPHQL_PATH_RERUN)(
+    'sends the exact /api document on the REST stream, and nothing for other names',
+    async () => {
+      const stream = track(await openRestStream(server.url, 'alice@live'));
+      expect(stream.status).toBe(200);
+      expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      await subscribed(1);
+      await change('bob');
+      await change('alice');
+      const [event] = await stream.waitFor(1);
+      const lookup = await (await fetch(`${server.url}/api/alice@live`)).text();
+      expect(event).toEqual({ event: 'profile', data: lookup });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(stream.events).toHaveLength(1);
+    },
+  );
 
   it('says a profile removed by an imported removal line is gone: profile null, event: deleted', async () => {
     const sse = track(subscribeOverSse(server.url, ['carol@live']));
@@ -176,7 +179,7 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     expect(server.app.live.stats().open).toEqual({ sse: 0, websocket: 0, rest: 0 });
   });
 
-  it('reads a changed profile once per change for 1,000 subscribers of it', async () => {
+  it.skipIf(GRAPHQL_PATH_RERUN)('reads a changed profile once per change for 1,000 subscribers of it', async () => {
     const clients = Array.from({ length: 10 }, () => webSocketClient(server.url));
     for (const client of clients) track({ stop: () => void client.dispose() });
     const subscribers: Array<Received<unknown>> = [];
@@ -193,38 +196,42 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     }
   });
 
-  it('drops a subscriber that does not read, while the others keep receiving', async () => {
-    const reader = track(await openRestStream(server.url, 'alice@live'));
-    // A client that sends its request and never reads the answer.
-    const { port } = new URL(server.url);
-    const stalled = net.connect(Number(port), '127.0.0.1');
-    track({ stop: () => stalled.destroy() });
-    stalled.pause();
-    stalled.write('GET /api/alice@live/events HTTP/1.1\r\nHost: x\r\n\r\n');
-    await subscribed(2);
-    const dropped = () => server.app.live.stats().dropped > droppedBefore;
-    const droppedBefore = server.app.live.stats().dropped;
-    // A large profile (about 36 KB), changed until the stalled client's socket buffers (the
-    // kernel's on both ends, then the server's bound) are full and it is dropped. Each change
-    // waits for the reading subscriber's event, so none are coalesced.
-    const big = 'x'.repeat(4000);
-    let rounds = 0;
-    while (!dropped() && rounds < 1000) {
-      rounds += 1;
-      const report = await importLines(
-        handle.db,
-        ndjson({ ...profile('alice', `${big} ${rounds}`), records: bigRecords(rounds) }),
-      );
-      expect(report.ok, JSON.stringify(report.problems)).toBe(true);
-      await reader.waitFor(rounds, 10_000);
-    }
-    await until(dropped, 5000, 'the stalled client to be dropped');
-    // The reader still receives.
-    await change('alice');
-    await reader.waitFor(rounds + 1, 5000);
-    expect(server.app.live.stats().open.rest).toBe(1);
-    expect(reader.ended).toBe(false);
-  }, 120_000);
+  it.skipIf(GRAPHQL_PATH_RERUN)(
+    'drops a subscriber that does not read, while the others keep receiving',
+    async () => {
+      const reader = track(await openRestStream(server.url, 'alice@live'));
+      // A client that sends its request and never reads the answer.
+      const { port } = new URL(server.url);
+      const stalled = net.connect(Number(port), '127.0.0.1');
+      track({ stop: () => stalled.destroy() });
+      stalled.pause();
+      stalled.write('GET /api/alice@live/events HTTP/1.1\r\nHost: x\r\n\r\n');
+      await subscribed(2);
+      const dropped = () => server.app.live.stats().dropped > droppedBefore;
+      const droppedBefore = server.app.live.stats().dropped;
+      // A large profile (about 36 KB), changed until the stalled client's socket buffers (the
+      // kernel's on both ends, then the server's bound) are full and it is dropped. Each change
+      // waits for the reading subscriber's event, so none are coalesced.
+      const big = 'x'.repeat(4000);
+      let rounds = 0;
+      while (!dropped() && rounds < 1000) {
+        rounds += 1;
+        const report = await importLines(
+          handle.db,
+          ndjson({ ...profile('alice', `${big} ${rounds}`), records: bigRecords(rounds) }),
+        );
+        expect(report.ok, JSON.stringify(report.problems)).toBe(true);
+        await reader.waitFor(rounds, 10_000);
+      }
+      await until(dropped, 5000, 'the stalled client to be dropped');
+      // The reader still receives.
+      await change('alice');
+      await reader.waitFor(rounds + 1, 5000);
+      expect(server.app.live.stats().open.rest).toBe(1);
+      expect(reader.ended).toBe(false);
+    },
+    120_000,
+  );
 
   it('counts open subscriptions in /metrics', async () => {
     track(await openRestStream(server.url, 'alice@live'));

@@ -6,7 +6,7 @@ import { sql } from '../src/db/drizzle.js';
 import { lookAlikesQuery } from '../src/db/look-alike-queries.js';
 import { backfillSkeletons } from '../src/db/skeleton-backfill.js';
 import { skeleton } from '../src/names/skeleton.js';
-import { startTestServer, type TestServer } from './support/app-server.js';
+import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { importGenerated, queryPlan, rows, withOlderSchema } from './support/older-schema.js';
 
@@ -142,7 +142,7 @@ describe.each(databaseKinds())('look-alikes of existing names on %s', (kind) => 
   });
 
   describe('skeletons', () => {
-    it('are written by every import, the demo data included', async () => {
+    it.skipIf(GRAPHQL_PATH_RERUN)('are written by every import, the demo data included', async () => {
       const all = await skeletonsOf(handle.db);
       expect(all.length).toBeGreaterThan(20);
       for (const row of all) expect(row.local_skeleton, row.name).toBe(skeleton(row.local_part));
@@ -183,7 +183,7 @@ describe.each(databaseKinds())('look-alikes of existing names on %s', (kind) => 
       await handle.db.execute(sql`delete from profiles where name in ('сосо@acme', 'plain@acme')`);
     });
 
-    it('are computed by the migration for the data that was there before it', async () => {
+    it.skipIf(GRAPHQL_PATH_RERUN)('are computed by the migration for the data that was there before it', async () => {
       // The migrations as they were before skeletons (later ones came after them).
       await withOlderSchema(
         kind,
@@ -204,7 +204,7 @@ describe.each(databaseKinds())('look-alikes of existing names on %s', (kind) => 
     });
   });
 
-  describe('query plan', () => {
+  describe.skipIf(GRAPHQL_PATH_RERUN)('query plan', () => {
     beforeAll(async () => {
       // Enough rows that the planner would rather scan the table if the index did not fit.
       expect(await importGenerated(handle.db, { profiles: 3000, seed: 7, namespaces: 3 })).toBe(true);

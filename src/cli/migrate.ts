@@ -1,19 +1,5 @@
-/** `npm run db:migrate`: applies the committed migrations to the configured database. */
-import { commandConfig, databaseLabel, openCommandDatabase, parseArguments, runCommand } from './command.js';
+/** `npm run db:migrate`: the command of ./commands/migrate.ts, run as this process. */
+import { runAsProcess } from './command.js';
+import { migrateCommand } from './commands/migrate.js';
 
-const HELP = {
-  usage: 'npm run db:migrate',
-  details: `
-Applies the committed migrations (drizzle/) to the configured database: DATABASE_URL, or the
-embedded database in DATA_DIR. Safe to run again and from several processes at once; the
-server also does this when it starts.`,
-};
-
-runCommand(HELP, async () => {
-  parseArguments({ strict: true });
-  const config = commandConfig();
-  const database = await openCommandDatabase(config);
-  await database.close();
-  process.stdout.write(`${databaseLabel(config)} is migrated.\n`);
-  return 0;
-});
+runAsProcess(migrateCommand);

@@ -21,6 +21,15 @@ import { type DatabaseKind, useTestDatabase } from './databases.js';
 export const TEST_GRAPHQL_HTTP_PATH: GraphQLHttpPath =
   process.env.TEST_GRAPHQL_HTTP_PATH === 'yoga' ? 'yoga' : 'service';
 
+/**
+ * True in the second run of the GraphQL suites, with `/graphql` answered by Yoga's handler. That
+ * run is there to compare the two paths, so a test that sends nothing to `/graphql` over HTTP
+ * (REST, the REST event stream, graphql-ws, /metrics, the database alone) skips it with
+ * `it.skipIf(GRAPHQL_PATH_RERUN)`: it would repeat the first run exactly. (graphql-ws comes in
+ * through the server's upgrade, which the path does not touch; src/app.ts.)
+ */
+export const GRAPHQL_PATH_RERUN = TEST_GRAPHQL_HTTP_PATH === 'yoga';
+
 export interface TestServer {
   app: App;
   url: string;

@@ -2,9 +2,37 @@
  * The data commands as operators run them: `node --import tsx src/cli/<command>.ts` in a child
  * process (what `npm run <command>` runs, without npm's wrapper processes, so a signal reaches
  * the command itself), with the database settings given and none leaking in from the runner.
+ *
+ * A process costs about a second of CPU (loading tsx and the service's modules) and, on PGlite,
+ * as much again to start the database; `runInProcess` runs the same command in the test process
+ * instead (src/cli/command.ts, executeCommand), with the same arguments, settings, input and
+ * exit code. Suites use it where a test is about what a command does, and a real process where
+ * it is about the process (pipes, signals, the script npm runs): each command keeps tests of both.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
+import { type Command, executeCommand } from '../../src/cli/command.js';
+import { exportCommand } from '../../src/cli/commands/export.js';
+import { genCommand } from '../../src/cli/commands/gen.js';
+import { importCommand } from '../../src/cli/commands/import.js';
+import { keysCommand } from '../../src/cli/commands/keys.js';
+import { migrateCommand } from '../../src/cli/commands/migrate.js';
+import { printSchemaCommand } from '../../src/cli/commands/print-schema.js';
+import { seedCommand } from '../../src/cli/commands/seed.js';
 import { DATABASE_VARIABLES, PROJECT_ROOT } from './server-process.js';
+
+/** The commands, by the name of their script in src/cli/. */
+const COMMANDS = {
+  export: exportCommand,
+  gen: genCommand,
+  import: importCommand,
+  keys: keysCommand,
+  migrate: migrateCommand,
+  'print-schema': printSchemaCommand,
+  seed: seedCommand,
+} satisfies Record<string, Command>;
+
+export type CommandName = keyof typeof COMMANDS;
 
 export interface CliResult {
   code: number | null;
@@ -35,10 +63,15 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-export function startCli(command: string, args: readonly string[], options: CliOptions = {}): RunningCli {
+/** The runner's environment without its database settings, and `extra`. */
+function commandEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of DATABASE_VARIABLES) delete env[name];
-  Object.assign(env, options.env);
+  return Object.assign(env, extra);
+}
+
+export function startCli(command: CommandName, args: readonly string[], options: CliOptions = {}): RunningCli {
+  const env = commandEnv(options.env);
   const child = spawn(process.execPath, ['--import', 'tsx', `src/cli/${command}.ts`, ...args], {
     cwd: PROJECT_ROOT,
     env,
@@ -97,9 +130,50 @@ export function startCli(command: string, args: readonly string[], options: CliO
   };
 }
 
-/** Runs a command to its end. */
-export function runCli(command: string, args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+/** Runs a command to its end, in a process of its own. */
+export function runCli(command: CommandName, args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   return startCli(command, args, options).done;
+}
+
+/**
+ * Runs a command to its end in the test process, as runCli would in a process of its own:
+ * standard input is `options.input` (a pipe, of no known size), and the result is what the
+ * process would have written and its exit code (`signal` is always null).
+ */
+export async function runInProcess(
+  command: CommandName,
+  args: readonly string[],
+  options: Omit<CliOptions, 'rawStdout'> = {},
+): Promise<CliResult> {
+  const stdout = collector();
+  const stderr = collector();
+  let code = 0;
+  await executeCommand(COMMANDS[command], {
+    args,
+    env: commandEnv(options.env),
+    stdout: stdout.stream,
+    stderr: stderr.stream,
+    stdin: () => ({
+      stream: Readable.from(options.input === undefined ? [] : [Buffer.from(options.input)]),
+      size: undefined,
+    }),
+    setExitCode: (value) => {
+      code = value;
+    },
+  });
+  return { code, signal: null, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+/** A stream that keeps what is written to it, as a process's pipe to the runner does. */
+function collector(): { stream: Writable; text(): string } {
+  const chunks: Buffer[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk);
+      callback();
+    },
+  });
+  return { stream, text: () => Buffer.concat(chunks).toString('utf8') };
 }
 
 /** A stack trace line, as Node prints one for an uncaught exception. */

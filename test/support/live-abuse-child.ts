@@ -4,7 +4,9 @@
  * prints what is left as one JSON line: the subscription queues and HTTP responses still alive
  * (v8.queryObjects counts them), the hub's figures, and the heap and resident set.
  *
- * Arguments: the GraphQL HTTP path (`service` or `yoga`) and the number of rounds.
+ * Arguments: the GraphQL HTTP path (`service` or `yoga`), the number of rounds, and optionally the
+ * folder of its PGlite database (a copy of a template, test/support/pglite-templates.ts, which the
+ * caller removes); without one it makes a new folder, which costs an initdb, and removes it.
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +24,7 @@ import type { GraphQLHttpPath } from '../../src/graphql/transport/over-http.js';
 import { listen } from '../../src/http/server.js';
 import { createLogger } from '../../src/logging/logger.js';
 
-const [pathArgument = 'service', roundsArgument = '5'] = process.argv.slice(2);
+const [pathArgument = 'service', roundsArgument = '5', folderArgument] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc');
 
@@ -39,7 +41,7 @@ const body = (names: readonly string[]) =>
     variables: { names },
   });
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nps-live-abuse-'));
+const dataDir = folderArgument ?? mkdtempSync(path.join(os.tmpdir(), 'nps-live-abuse-'));
 const database = await openDatabase({ url: undefined, dataDir });
 await database.migrate();
 const lines = [
@@ -142,4 +144,4 @@ for (let index = 0; index < Number(roundsArgument); index += 1) {
 }
 await running.close();
 await database.close();
-rmSync(dataDir, { recursive: true, force: true });
+if (folderArgument === undefined) rmSync(dataDir, { recursive: true, force: true });
