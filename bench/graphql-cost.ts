@@ -221,14 +221,26 @@ function exchange(handle: (req: IncomingMessage, res: ServerResponse) => void, s
   });
 }
 
-/** CPU and allocations per call of `run`, after a warm-up, as the median of ROUNDS runs. */
-async function perCall(run: (index: number) => unknown): Promise<Cost> {
-  for (let i = 0; i < 500; i += 1) await run(i);
+/**
+ * CPU and allocations per call of `run`, after a warm-up, as the median of ROUNDS runs. With
+ * `settle`, the event loop turns every 64 calls and after the last: an exchange settles in
+ * microtasks, so without a turn the `process.nextTick` work it queues (the answer's 'close', the
+ * request log and metrics after it) would pile up unrun for the whole round, outside the figure
+ * and in the heap (a few KB a request: 5 rounds of 5,000 exhausted the 256 MB heap).
+ */
+async function perCall(run: (index: number) => unknown, settle = false): Promise<Cost> {
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const calls = async (count: number) => {
+    for (let i = 0; i < count; i += 1) {
+      await run(i);
+      if (settle && i % 64 === 63) await turn();
+    }
+    if (settle) await turn();
+  };
+  await calls(500);
   const rounds: Cost[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    const { cpu, bytes } = await measured(async () => {
-      for (let i = 0; i < REQUESTS; i += 1) await run(i);
-    });
+    const { cpu, bytes } = await measured(() => calls(REQUESTS));
     rounds.push({ cpu: cpu / REQUESTS, bytes: bytes / REQUESTS });
   }
   return { cpu: median(rounds.map((r) => r.cpu)), bytes: median(rounds.map((r) => r.bytes)) };
@@ -283,12 +295,13 @@ async function main(): Promise<void> {
     const profile = session === undefined ? undefined : await stopProfile(session);
     const allocations = heapSession === undefined ? undefined : await stopHeapSampling(heapSession);
     console.error('over HTTP: done; in-process');
-    const harness = await perCall(() => exchange((_req, res) => res.end(), { method: 'GET', path: '/' }));
+    const harness = await perCall(() => exchange((_req, res) => res.end(), { method: 'GET', path: '/' }), true);
     const figures: Figure[] = [];
     for (const scenario of list) {
       console.error(`in-process: ${scenario.key}`);
-      const handled = await perCall((i) =>
-        exchange(app.handle, scenario.requests[i % scenario.requests.length] as Shape),
+      const handled = await perCall(
+        (i) => exchange(app.handle, scenario.requests[i % scenario.requests.length] as Shape),
+        true,
       );
       const httpRounds = rounds.get(scenario.key) ?? [];
       figures.push({
