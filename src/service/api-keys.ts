@@ -36,11 +36,6 @@ export const UNKNOWN_KEYS_PER_MINUTE = 30;
 /** Stands for "no valid key has this hash" (the cache cannot hold null). */
 const NOT_FOUND = Symbol('not found');
 
-interface Entry {
-  hash: string;
-  grant: ApiKeyGrant;
-}
-
 export interface ApiKeyStoreDeps {
   database: ServiceDatabase;
   config: Pick<Config, 'apiKeyProfileLimit' | 'apiKeyOwnerCheckLimit' | 'apiKeyCacheSize'>;
@@ -53,7 +48,7 @@ export interface ApiKeyStoreDeps {
 }
 
 export class ApiKeyStore {
-  private readonly entries: LRUCache<string, Entry | typeof NOT_FOUND>;
+  private readonly entries: LRUCache<string, ApiKeyGrant | typeof NOT_FOUND>;
   private readonly pending = new Map<string, Promise<ApiKeyGrant | null>>();
   private readonly usedAt = new Map<string, number>();
   private readonly unknownLookups = new RateLimiterMemory({
@@ -82,9 +77,11 @@ export class ApiKeyStore {
       this.deps.startFeed();
     }
     if (this.deps.isLive()) {
+      // The map's own equality decides a hit: comparing the same two hashes again in constant
+      // time (two hex-to-Buffer conversions a request) would tell nothing more.
       const entry = this.entries.get(hash);
       if (entry === NOT_FOUND) return null;
-      if (entry !== undefined && sameHash(entry.hash, hash)) return this.used(entry.grant);
+      if (entry !== undefined) return this.used(entry);
     }
     return this.lookUp(hash, client);
   }
@@ -177,8 +174,7 @@ export class ApiKeyStore {
               'owner-check': row.ownerCheckLimit ?? config.apiKeyOwnerCheckLimit,
             },
           };
-    if (epoch === this.epoch && this.deps.isLive())
-      this.entries.set(hash, grant === null ? NOT_FOUND : { hash, grant });
+    if (epoch === this.epoch && this.deps.isLive()) this.entries.set(hash, grant ?? NOT_FOUND);
     return grant;
   }
 }
