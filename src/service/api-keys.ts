@@ -69,9 +69,10 @@ export class ApiKeyStore {
   /**
    * The valid key with this hash, or null for an unknown or revoked one: at once from the cache,
    * else from the database. Rejects with an UnavailableError when the database cannot answer.
-   * `client` is the address asking (the budget key of src/limits/client-key.ts).
+   * `clientOf` gives the address asking (the budget key of src/limits/client-key.ts); it is
+   * called only when the key is read from the database, so a hit does not work it out.
    */
-  resolve(hash: string, client: string): ApiKeyGrant | null | Promise<ApiKeyGrant | null> {
+  resolve(hash: string, clientOf: () => string): ApiKeyGrant | null | Promise<ApiKeyGrant | null> {
     if (!this.feedStarted) {
       this.feedStarted = true;
       this.deps.startFeed();
@@ -83,7 +84,7 @@ export class ApiKeyStore {
       if (entry === NOT_FOUND) return null;
       if (entry !== undefined) return this.used(entry);
     }
-    return this.lookUp(hash, client);
+    return this.lookUp(hash, clientOf());
   }
 
   /** A key was created or revoked, or the feed was lost or regained: forget every key. */
