@@ -1,7 +1,8 @@
 /**
  * `npm run bench:graphql-cost`: what one request costs the serving thread, in CPU µs and bytes
- * allocated, and where it goes, for REST `GET /api/{name_id}` and the GraphQL requests of
- * `npm run bench` (`{ __typename }`, the profile document with variables, the name inline).
+ * allocated, and where it goes, for REST `GET /api/{name_id}` (without and with an API key, as
+ * `npm run bench`'s restRandom and restRandomKeyed) and the GraphQL requests of `npm run bench`
+ * (`{ __typename }`, the profile document with variables, the name inline).
  *
  * The service runs in this process (the app as `npm start` builds it, production settings); a
  * client in a worker thread sends one request at a time over loopback HTTP, so the main thread
@@ -69,6 +70,7 @@ interface Shape {
   method: 'GET' | 'POST';
   path: string;
   body?: string;
+  headers?: Record<string, string>;
 }
 
 interface Scenario {
@@ -79,13 +81,22 @@ interface Scenario {
   params?: { query: string; variables?: Record<string, unknown> };
 }
 
-function scenarios(names: string[]): Scenario[] {
+function scenarios(names: string[], apiKey: string): Scenario[] {
   const post = (body: object): Shape => ({ method: 'POST', path: '/graphql', body: JSON.stringify(body) });
   return [
     {
       key: 'rest',
       label: 'REST GET /api/{name_id}',
       requests: names.map((name) => ({ method: 'GET', path: `/api/${encodeURIComponent(name)}` })),
+    },
+    {
+      key: 'restKeyed',
+      label: 'REST GET /api/{name_id} with X-API-Key',
+      requests: names.map((name) => ({
+        method: 'GET',
+        path: `/api/${encodeURIComponent(name)}`,
+        headers: { 'x-api-key': apiKey },
+      })),
     },
     {
       key: 'typename',
@@ -133,7 +144,7 @@ parentPort.on('message', async ({ url, requests, count, concurrency }) => {
   const one = (shape) => new Promise((resolve, reject) => {
     const req = http.request(url + shape.path, {
       method: shape.method, agent,
-      headers: shape.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(shape.body) },
+      headers: { ...shape.headers, ...(shape.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(shape.body) }) },
     }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
     req.on('error', reject);
     req.end(shape.body);
@@ -217,9 +228,10 @@ function exchange(handle: (req: IncomingMessage, res: ServerResponse) => void, s
   req.url = shape.path;
   req.headers =
     shape.body === undefined
-      ? { host: 'localhost' }
+      ? { host: 'localhost', ...shape.headers }
       : {
           host: 'localhost',
+          ...shape.headers,
           'content-type': 'application/json',
           'content-length': String(Buffer.byteLength(shape.body)),
         };
@@ -234,14 +246,26 @@ function exchange(handle: (req: IncomingMessage, res: ServerResponse) => void, s
   });
 }
 
-/** CPU and allocations per call of `run`, after a warm-up, as the median of ROUNDS runs. */
-async function perCall(run: (index: number) => unknown): Promise<Cost> {
-  for (let i = 0; i < 500; i += 1) await run(i);
+/**
+ * CPU and allocations per call of `run`, after a warm-up, as the median of ROUNDS runs. With
+ * `settle`, the event loop turns every 64 calls and after the last: an exchange settles in
+ * microtasks, so without a turn the `process.nextTick` work it queues (the answer's 'close', the
+ * request log and metrics after it) would pile up unrun for the whole round, outside the figure
+ * and in the heap (a few KB a request: 5 rounds of 5,000 exhausted the 256 MB heap).
+ */
+async function perCall(run: (index: number) => unknown, settle = false): Promise<Cost> {
+  const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const calls = async (count: number) => {
+    for (let i = 0; i < count; i += 1) {
+      await run(i);
+      if (settle && i % 64 === 63) await turn();
+    }
+    if (settle) await turn();
+  };
+  await calls(500);
   const rounds: Cost[] = [];
   for (let round = 0; round < ROUNDS; round += 1) {
-    const { cpu, bytes } = await measured(async () => {
-      for (let i = 0; i < REQUESTS; i += 1) await run(i);
-    });
+    const { cpu, bytes } = await measured(() => calls(REQUESTS));
     rounds.push({ cpu: cpu / REQUESTS, bytes: bytes / REQUESTS });
   }
   return { cpu: median(rounds.map((r) => r.cpu)), bytes: median(rounds.map((r) => r.bytes)) };
@@ -258,8 +282,18 @@ interface Figure {
 }
 
 async function main(): Promise<void> {
-  const { createApp, loadConfig, generatedName, generateNdjson, importLines, openDatabase, listen, createLogger } =
-    await serviceModules();
+  const {
+    createApp,
+    loadConfig,
+    generatedName,
+    generateNdjson,
+    importLines,
+    openDatabase,
+    listen,
+    createLogger,
+    insertApiKey,
+    apiKeys,
+  } = await serviceModules();
   const dataset: GeneratorOptions = { profiles: 1000, seed: 20261125 };
   const names = Array.from({ length: dataset.profiles }, (_, index) => generatedName(dataset, index));
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nps-graphql-cost-'));
@@ -278,10 +312,19 @@ async function main(): Promise<void> {
     ...(url === undefined ? {} : { DATABASE_URL: url }),
     ...(flags['no-cache'] ? { PROFILE_CACHE_SIZE: '0' } : {}),
   });
+  // The key of the keyed REST scenario (a new one each run, as `npm run keys -- create` makes it).
+  const apiKey = apiKeys.generateApiKey();
+  await insertApiKey(database.db, {
+    id: apiKeys.generateApiKeyId(),
+    name: 'npm run bench:graphql-cost',
+    keyHash: apiKeys.hashApiKey(apiKey),
+    profileLimit: null,
+    ownerCheckLimit: null,
+  });
   const app = await createApp(config, createLogger('warn', { pretty: false }), { database });
   const running = await listen(app, 0, '127.0.0.1');
   const client = new Client(running.url);
-  const list = scenarios(url === undefined ? names : await namesIn(url, names));
+  const list = scenarios(url === undefined ? names : await namesIn(url, names), apiKey);
   try {
     for (const scenario of list) await client.send(scenario.requests, Math.max(REQUESTS, scenario.requests.length));
     const session = flags['cpu-prof'] || flags['cpu-prof-out'] !== undefined ? await startProfile() : undefined;
@@ -296,12 +339,13 @@ async function main(): Promise<void> {
     const profile = session === undefined ? undefined : await stopProfile(session);
     const allocations = heapSession === undefined ? undefined : await stopHeapSampling(heapSession);
     console.error('over HTTP: done; in-process');
-    const harness = await perCall(() => exchange((_req, res) => res.end(), { method: 'GET', path: '/' }));
+    const harness = await perCall(() => exchange((_req, res) => res.end(), { method: 'GET', path: '/' }), true);
     const figures: Figure[] = [];
     for (const scenario of list) {
       console.error(`in-process: ${scenario.key}`);
-      const handled = await perCall((i) =>
-        exchange(app.handle, scenario.requests[i % scenario.requests.length] as Shape),
+      const handled = await perCall(
+        (i) => exchange(app.handle, scenario.requests[i % scenario.requests.length] as Shape),
+        true,
       );
       const httpRounds = rounds.get(scenario.key) ?? [];
       figures.push({
@@ -342,7 +386,7 @@ async function serviceModules() {
   );
   if (build.status !== 0) throw new Error('npm run build failed: the cost breakdown measures dist/');
   const dist = (file: string) => new URL(`../dist/${file}`, import.meta.url).href;
-  const [app, config, generator, importer, db, server, logger] = await Promise.all([
+  const [app, config, generator, importer, db, server, logger, keyQueries, apiKeys] = await Promise.all([
     import(dist('app.js')) as Promise<typeof import('../src/app.js')>,
     import(dist('config/config.js')) as Promise<typeof import('../src/config/config.js')>,
     import(dist('data/generator.js')) as Promise<typeof import('../src/data/generator.js')>,
@@ -350,6 +394,8 @@ async function serviceModules() {
     import(dist('db/database.js')) as Promise<typeof import('../src/db/database.js')>,
     import(dist('http/server.js')) as Promise<typeof import('../src/http/server.js')>,
     import(dist('logging/logger.js')) as Promise<typeof import('../src/logging/logger.js')>,
+    import(dist('db/api-key-queries.js')) as Promise<typeof import('../src/db/api-key-queries.js')>,
+    import(dist('limits/api-keys.js')) as Promise<typeof import('../src/limits/api-keys.js')>,
   ]);
   return {
     createApp: app.createApp,
@@ -360,6 +406,8 @@ async function serviceModules() {
     openDatabase: db.openDatabase,
     listen: server.listen,
     createLogger: logger.createLogger,
+    insertApiKey: keyQueries.insertApiKey,
+    apiKeys,
   };
 }
 

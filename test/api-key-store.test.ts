@@ -4,7 +4,7 @@
  * before a change never fills the cache, that last use is written in one batch, and that a
  * database that cannot answer makes keyed requests 503, never keyless.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import { listApiKeys, revokeApiKey } from '../src/db/api-key-queries.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
@@ -16,7 +16,8 @@ import { createKey } from './support/api-keys.js';
 import { startTestServer } from './support/app-server.js';
 import { useTestDatabase } from './support/databases.js';
 
-const CLIENT = '192.0.2.1';
+/** The address asking, as the guard passes it (worked out only when the key is read). */
+const CLIENT = () => '192.0.2.1';
 const silent = createLogger('silent', { pretty: false });
 const config = { apiKeyProfileLimit: 111, apiKeyOwnerCheckLimit: 22, apiKeyCacheSize: 100 };
 
@@ -75,6 +76,18 @@ describe('the API-key store', () => {
     });
     expect(reads()).toBe(2);
     expect(started()).toBe(1);
+  });
+
+  it('works out the address asking only when it reads the database', async () => {
+    const { store } = storeOn(suite.handle, { value: true });
+    const { key, id } = await createKey(suite.handle);
+    const asked = vi.fn(CLIENT);
+    await store.resolve(hashApiKey(key), asked);
+    expect(asked).toHaveBeenCalledTimes(1);
+    // Hits, answered at once (not a promise), without asking.
+    expect(store.resolve(hashApiKey(key), asked)).toMatchObject({ id });
+    expect(store.resolve(hashApiKey(key), asked)).toMatchObject({ id });
+    expect(asked).toHaveBeenCalledTimes(1);
   });
 
   it('remembers unknown keys too, until a key changes', async () => {
@@ -145,7 +158,7 @@ describe('the API-key store', () => {
     expect(reads()).toBe(before);
     // Cached keys still answer, and other addresses are not affected.
     expect(store.resolve(hashApiKey(valid.key), CLIENT)).toMatchObject({ id: valid.id });
-    expect(await store.resolve(hashApiKey(other.key), '192.0.2.2')).toMatchObject({ id: other.id });
+    expect(await store.resolve(hashApiKey(other.key), () => '192.0.2.2')).toMatchObject({ id: other.id });
   });
 
   it('writes when keys were last used in one batch, only forward', async () => {

@@ -75,7 +75,7 @@ export function guardApiKey(
   };
   let found: ReturnType<ApiKeyStore['resolve']>;
   try {
-    found = store.resolve(credential.hash, rateLimitKey(req, options.trustProxyHops));
+    found = store.resolve(credential.hash, () => rateLimitKey(req, options.trustProxyHops));
   } catch (error) {
     unavailable(req, res, error, options.logger);
     return;
@@ -102,7 +102,7 @@ export async function admitConnection(
   if (fromHeaders.kind === 'key' && fromPayload.kind === 'key' && fromHeaders.hash !== fromPayload.hash) return false;
   const credential = fromPayload.kind === 'key' ? fromPayload : fromHeaders;
   if (credential.kind === 'none') return true;
-  const grant = await store.resolve(credential.hash, rateLimitKey(req, trustProxyHops));
+  const grant = await store.resolve(credential.hash, () => rateLimitKey(req, trustProxyHops));
   if (grant === null) return false;
   grants.set(req, grant);
   return true;

@@ -57,7 +57,8 @@ export const isWellFormedApiKey = (value: string): boolean => value.length <= MA
 /**
  * Whether two hashes are equal, in a time that does not depend on where they differ. Lookups go
  * by hash, so timing could at most tell an attacker the hash of a key they already hold; the
- * store still confirms every hit this way.
+ * store confirms the row a database lookup returns this way (a hit in its memory is the map's
+ * own equality on the same hash, which a second compare would not add to).
  */
 export function sameHash(a: string, b: string): boolean {
   const left = Buffer.from(a);

@@ -36,11 +36,6 @@ export const UNKNOWN_KEYS_PER_MINUTE = 30;
 /** Stands for "no valid key has this hash" (the cache cannot hold null). */
 const NOT_FOUND = Symbol('not found');
 
-interface Entry {
-  hash: string;
-  grant: ApiKeyGrant;
-}
-
 export interface ApiKeyStoreDeps {
   database: ServiceDatabase;
   config: Pick<Config, 'apiKeyProfileLimit' | 'apiKeyOwnerCheckLimit' | 'apiKeyCacheSize'>;
@@ -53,7 +48,7 @@ export interface ApiKeyStoreDeps {
 }
 
 export class ApiKeyStore {
-  private readonly entries: LRUCache<string, Entry | typeof NOT_FOUND>;
+  private readonly entries: LRUCache<string, ApiKeyGrant | typeof NOT_FOUND>;
   private readonly pending = new Map<string, Promise<ApiKeyGrant | null>>();
   private readonly usedAt = new Map<string, number>();
   private readonly unknownLookups = new RateLimiterMemory({
@@ -74,19 +69,22 @@ export class ApiKeyStore {
   /**
    * The valid key with this hash, or null for an unknown or revoked one: at once from the cache,
    * else from the database. Rejects with an UnavailableError when the database cannot answer.
-   * `client` is the address asking (the budget key of src/limits/client-key.ts).
+   * `clientOf` gives the address asking (the budget key of src/limits/client-key.ts); it is
+   * called only when the key is read from the database, so a hit does not work it out.
    */
-  resolve(hash: string, client: string): ApiKeyGrant | null | Promise<ApiKeyGrant | null> {
+  resolve(hash: string, clientOf: () => string): ApiKeyGrant | null | Promise<ApiKeyGrant | null> {
     if (!this.feedStarted) {
       this.feedStarted = true;
       this.deps.startFeed();
     }
     if (this.deps.isLive()) {
+      // The map's own equality decides a hit: comparing the same two hashes again in constant
+      // time (two hex-to-Buffer conversions a request) would tell nothing more.
       const entry = this.entries.get(hash);
       if (entry === NOT_FOUND) return null;
-      if (entry !== undefined && sameHash(entry.hash, hash)) return this.used(entry.grant);
+      if (entry !== undefined) return this.used(entry);
     }
-    return this.lookUp(hash, client);
+    return this.lookUp(hash, clientOf());
   }
 
   /** A key was created or revoked, or the feed was lost or regained: forget every key. */
@@ -177,8 +175,7 @@ export class ApiKeyStore {
               'owner-check': row.ownerCheckLimit ?? config.apiKeyOwnerCheckLimit,
             },
           };
-    if (epoch === this.epoch && this.deps.isLive())
-      this.entries.set(hash, grant === null ? NOT_FOUND : { hash, grant });
+    if (epoch === this.epoch && this.deps.isLive()) this.entries.set(hash, grant ?? NOT_FOUND);
     return grant;
   }
 }
