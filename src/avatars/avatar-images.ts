@@ -102,9 +102,16 @@ export class AvatarImages {
     this.resizeSlots = new Slots(options.resizes ?? 1);
   }
 
+  /** The variant when it is in memory (a hit, counted as one), else undefined: ask `variant`. */
+  held(request: VariantRequest): Variant | undefined {
+    const held = this.store.held(variantKey(request));
+    if (held !== undefined) this.options.observer?.variantLookup(true);
+    return held;
+  }
+
   /** The variant, or why the original cannot be used (the caller answers the fallback). */
   async variant(request: VariantRequest): Promise<VariantResult> {
-    const key = VariantStore.key([AVATAR_IMAGE_REVISION, request.url, request.size, request.format]);
+    const key = variantKey(request);
     const stored = await this.store.get(key);
     this.options.observer?.variantLookup(stored !== undefined);
     if (stored !== undefined) return { kind: 'variant', variant: stored };
@@ -189,6 +196,10 @@ export class AvatarImages {
     const log = outcome === 'error' && !isExpected(error) ? 'warn' : 'info';
     this.options.logger[log]({ host, outcome, reason }, 'avatar original not used; the fallback is answered');
   }
+}
+
+function variantKey(request: VariantRequest): string {
+  return VariantStore.key([AVATAR_IMAGE_REVISION, request.url, request.size, request.format]);
 }
 
 class BusyError extends Error {

@@ -53,6 +53,11 @@ export class VariantStore {
     return parts.join('\n');
   }
 
+  /** The variant when it is in memory (the disk is not read). */
+  held(key: string): Variant | undefined {
+    return this.memory.get(key);
+  }
+
   async get(key: string): Promise<Variant | undefined> {
     const held = this.memory.get(key);
     if (held !== undefined || this.disk === undefined) return held;

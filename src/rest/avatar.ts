@@ -10,11 +10,14 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { FAILURE_MEMORY_MS } from '../avatars/avatar-images.js';
 import { CONTENT_TYPES } from '../avatars/image-resize.js';
-import { sendBody, sendError } from '../http/respond.js';
+import type { Variant } from '../avatars/variant-store.js';
+import { matchesIfNoneMatch } from '../http/conditional.js';
+import { sendBody, sendError, sendNotModified } from '../http/respond.js';
 import {
   AVATAR_FORMATS,
   AVATAR_SIZE,
   type AvatarAnswer,
+  type AvatarParameters,
   INVALID_SIZE_MESSAGE,
   MAX_FALLBACK_URL_LENGTH,
 } from '../service/avatars.js';
@@ -30,7 +33,6 @@ import {
   RATE_LIMIT,
   VALIDATOR,
 } from './openapi-components.js';
-import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 import { serviceHandler } from './service-handler.js';
@@ -47,17 +49,13 @@ const SVG_SECURITY_HEADERS: OutgoingHttpHeaders = {
 export const avatarRoute: RestRoute = {
   pattern: '/api/:name/avatar',
   methods: GET_HEAD,
-  handler: (deps) =>
-    serviceHandler(deps, async ({ req, res, params, request }) => {
-      const query = queryOf(req);
+  handler: (deps) => {
+    const temporary = `public, max-age=${Math.min(deps.config.cacheMaxAgeSeconds, FAILURE_MEMORY_MS / 1000)}`;
+    return serviceHandler(deps, async ({ req, res, params, request }) => {
       const { value, rateLimit } = await deps.avatars.lookupAvatar(request, params.name ?? '', {
-        size: query.getAll('size'),
-        fallback: query.getAll('fallback'),
-        format: query.getAll('format'),
-        version: query.getAll('v'),
+        parameters: avatarParameters(req.url ?? ''),
         accept: req.headers.accept,
       });
-      const temporary = `public, max-age=${Math.min(deps.config.cacheMaxAgeSeconds, FAILURE_MEMORY_MS / 1000)}`;
       send(
         req,
         res,
@@ -66,9 +64,60 @@ export const avatarRoute: RestRoute = {
         (found) => deps.edge.headers(request.edge, found),
         temporary,
       );
-    }),
+    });
+  },
   openApi: { pathParameters: { name: NAME_ID_PARAMETER }, get: avatarOperation() },
 };
+
+/**
+ * Avatar URLs come back again and again with the same query (`size=64&v=…`): the parameters of a
+ * query string are kept (a bounded number of them, short query strings only), and the service
+ * keeps its check of them with the same object.
+ */
+const parametersOfQuery = new Map<string, AvatarParameters>();
+const MAX_REMEMBERED_QUERIES = 1024;
+const MAX_REMEMBERED_QUERY_LENGTH = 256;
+
+function avatarParameters(url: string): AvatarParameters {
+  const at = url.indexOf('?');
+  const search = at < 0 ? '' : url.slice(at + 1);
+  let parameters = parametersOfQuery.get(search);
+  if (parameters === undefined) {
+    const query = new URLSearchParams(search);
+    parameters = {
+      size: query.getAll('size'),
+      fallback: query.getAll('fallback'),
+      format: query.getAll('format'),
+      version: query.getAll('v'),
+    };
+    if (search.length <= MAX_REMEMBERED_QUERY_LENGTH) {
+      if (parametersOfQuery.size >= MAX_REMEMBERED_QUERIES) parametersOfQuery.clear();
+      parametersOfQuery.set(search, parameters);
+    }
+  }
+  return parameters;
+}
+
+/**
+ * The headers of a variant's 200 that do not change from one request to the next, made once per
+ * variant: its validator, type, length and the security headers (`X-Content-Type-Options` is on
+ * every answer already, src/http/request-handler.ts).
+ */
+const variantHeaders = new WeakMap<Variant, OutgoingHttpHeaders>();
+
+function headersOfVariant(variant: Variant): OutgoingHttpHeaders {
+  let headers = variantHeaders.get(variant);
+  if (headers === undefined) {
+    headers = {
+      ETag: variant.etag,
+      'Content-Security-Policy': SVG_SECURITY_HEADERS['Content-Security-Policy'],
+      'Content-Type': CONTENT_TYPES[variant.format],
+      'Content-Length': variant.body.length,
+    };
+    variantHeaders.set(variant, headers);
+  }
+  return headers;
+}
 
 function send(
   req: IncomingMessage,
@@ -97,14 +146,15 @@ function send(
     return;
   }
   if (answer.kind === 'image') {
+    // An image is compressed already: one body and one ETag, whatever the client's coding.
     const { variant } = answer;
-    sendValidated(req, res, {
-      etag: variant.etag,
-      validators: { ...headers, ...caching, ETag: variant.etag },
-      body: variant.body,
-      // The same as the SVG's: an image opened directly needs nothing else either.
-      contentHeaders: { ...SVG_SECURITY_HEADERS, 'Content-Type': CONTENT_TYPES[variant.format] },
-    });
+    if (matchesIfNoneMatch(req, variant.etag)) {
+      sendNotModified(res, { ...headers, ...caching, ETag: variant.etag });
+      return;
+    }
+    // The same security headers as the SVG's: an image opened directly needs nothing else either.
+    res.writeHead(200, { ...headers, ...caching, ...headersOfVariant(variant) });
+    res.end(req.method === 'HEAD' ? undefined : variant.body);
     return;
   }
   sendValidated(req, res, {

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { AVATAR_IMAGE_REVISION, type AvatarImages } from '../avatars/avatar-images.js';
 import type { FormatChoice, OutputFormat } from '../avatars/image-resize.js';
 import type { Variant } from '../avatars/variant-store.js';
+import type { RateLimitDecision } from '../limits/rate-limit.js';
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
 import { AVATAR_DRAWING_REVISION, initialsSvg } from '../profiles/avatar-svg.js';
 import type { Profile } from '../profiles/profile.js';
@@ -36,13 +37,21 @@ export const NO_AVATAR_MESSAGE = 'No avatar';
 /** What to answer for a name without an http(s) image. */
 type AvatarFallback = { kind: 'initials' } | { kind: 'not-found' } | { kind: 'redirect'; url: string };
 
-/** The avatar query as a client sent it: each parameter's values (none, one, or several). */
+/**
+ * The avatar query parameters as a client sent them: each one's values (none, one, or several).
+ * Their checked meaning is kept with the object (a WeakMap), so a caller that hands the same
+ * object again, for the same query string, has it checked once.
+ */
+export interface AvatarParameters {
+  readonly size: readonly string[];
+  readonly fallback: readonly string[];
+  readonly format: readonly string[];
+  readonly version: readonly string[];
+}
+
+/** The avatar query: the parameters, and the request's `Accept` header (WebP when it names `image/webp`). */
 interface AvatarQuery {
-  size: readonly string[];
-  fallback: readonly string[];
-  format: readonly string[];
-  version: readonly string[];
-  /** The request's `Accept` header: WebP when it names `image/webp`. */
+  parameters: AvatarParameters;
   accept: string | undefined;
 }
 
@@ -82,17 +91,25 @@ export function createAvatarService(
   return {
     async lookupAvatar(request, name, query) {
       const options = avatarOptions(query);
-      const { value: profile, rateLimit } = await profiles.lookupProfile(request, name, (decision) => {
-        // The path comes first: an invalid name is reported before an invalid size or fallback.
-        if (parseNameId(name) === null) throw new InvalidInputError(INVALID_NAME_MESSAGE, decision);
-        if (typeof options === 'string') throw new InvalidInputError(options, decision);
-      });
+      // The path comes first: an invalid name is reported before an invalid size or fallback.
+      // With valid options, lookupProfile's own check of the name is that order already.
+      const checkInput =
+        typeof options === 'string'
+          ? (decision: RateLimitDecision | undefined) => {
+              if (parseNameId(name) === null) throw new InvalidInputError(INVALID_NAME_MESSAGE, decision);
+              throw new InvalidInputError(options, decision);
+            }
+          : undefined;
+      const { value: profile, rateLimit } = await profiles.lookupProfile(request, name, checkInput);
       // checkInput has thrown for invalid options already; this only tells the compiler.
       if (typeof options === 'string') throw new InvalidInputError(options, rateLimit);
       const target = profile === null ? null : avatarTarget(profile);
       if (target?.image != null && images !== undefined) {
-        const result = await images.variant({ url: target.image, size: options.size, format: options.format });
+        const asked = { url: target.image, size: options.size, format: options.format };
         const currentVersion = options.version === target.version;
+        // A variant in memory is answered without another turn of the event loop.
+        const held = images.held(asked);
+        const result = held === undefined ? await images.variant(asked) : { kind: 'variant' as const, variant: held };
         if (result.kind === 'variant')
           return { value: { kind: 'image', variant: result.variant, currentVersion }, rateLimit };
         // The original failed (the images module logged why): the fallback, never cached for long.
@@ -149,15 +166,31 @@ interface AvatarOptions {
   version: string | undefined;
 }
 
+/** The parameters' checked options, with the format `format=` names (undefined: from `Accept`). */
+type CheckedParameters = (Omit<AvatarOptions, 'format'> & { format: OutputFormat | undefined }) | string;
+
+const checkedParameters = new WeakMap<AvatarParameters, CheckedParameters>();
+
 /** The checked options, or the message of the first problem. A repeated parameter is invalid. */
 function avatarOptions(query: AvatarQuery): AvatarOptions | string {
-  const size = query.size.length === 0 ? AVATAR_SIZE.default : parseSize(query.size);
+  let checked = checkedParameters.get(query.parameters);
+  if (checked === undefined) {
+    checked = checkParameters(query.parameters);
+    checkedParameters.set(query.parameters, checked);
+  }
+  if (typeof checked === 'string') return checked;
+  return { ...checked, format: checked.format ?? formatFromAccept(query.accept) };
+}
+
+function checkParameters(parameters: AvatarParameters): CheckedParameters {
+  const size = parameters.size.length === 0 ? AVATAR_SIZE.default : parseSize(parameters.size);
   if (size === null) return INVALID_SIZE_MESSAGE;
-  const fallback = query.fallback.length === 0 ? { kind: 'initials' as const } : parseFallback(query.fallback);
+  const fallback =
+    parameters.fallback.length === 0 ? { kind: 'initials' as const } : parseFallback(parameters.fallback);
   if (fallback === null) return INVALID_FALLBACK_MESSAGE;
-  const format = query.format.length === 0 ? formatFromAccept(query.accept) : parseFormat(query.format);
+  const format = parameters.format.length === 0 ? undefined : parseFormat(parameters.format);
   if (format === null) return INVALID_FORMAT_MESSAGE;
-  return { size, fallback, format, version: query.version.length === 1 ? query.version[0] : undefined };
+  return { size, fallback, format, version: parameters.version.length === 1 ? parameters.version[0] : undefined };
 }
 
 function parseFormat(values: readonly string[]): OutputFormat | null {
@@ -173,6 +206,20 @@ function parseFormat(values: readonly string[]): OutputFormat | null {
  */
 export function formatFromAccept(accept: string | undefined): FormatChoice {
   if (accept === undefined) return 'png-or-jpeg';
+  let format = negotiated.get(accept);
+  if (format === undefined) {
+    format = formatOfAccept(accept);
+    if (negotiated.size >= MAX_REMEMBERED_ACCEPTS) negotiated.clear();
+    negotiated.set(accept, format);
+  }
+  return format;
+}
+
+/** Browsers send a few distinct `Accept` values: their formats are remembered (a bounded number). */
+const negotiated = new Map<string, FormatChoice>();
+const MAX_REMEMBERED_ACCEPTS = 256;
+
+function formatOfAccept(accept: string): FormatChoice {
   for (const range of accept.split(',')) {
     const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
     if (type !== 'image/webp') continue;
