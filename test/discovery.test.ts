@@ -518,6 +518,7 @@ describe.each(databaseKinds())('discovery on %s', (kind) => {
   });
 
   describe.skipIf(GRAPHQL_PATH_RERUN)('query plans', () => {
+    // biome-ignore lint/suspicious/noDuplicateTestHooks: describe.skipIf(…) opens a block of its own, which Biome does not read as one
     beforeAll(async () => {
       // Enough rows that the planner would rather scan a table than an index if the index did not fit.
       expect(await importGenerated(handle.db, { profiles: 6000, seed: 5, namespaces: 3 })).toBe(true);

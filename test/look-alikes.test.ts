@@ -205,6 +205,7 @@ describe.each(databaseKinds())('look-alikes of existing names on %s', (kind) => 
   });
 
   describe.skipIf(GRAPHQL_PATH_RERUN)('query plan', () => {
+    // biome-ignore lint/suspicious/noDuplicateTestHooks: describe.skipIf(…) opens a block of its own, which Biome does not read as one
     beforeAll(async () => {
       // Enough rows that the planner would rather scan the table if the index did not fit.
       expect(await importGenerated(handle.db, { profiles: 3000, seed: 7, namespaces: 3 })).toBe(true);
