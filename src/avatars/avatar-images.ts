@@ -55,7 +55,7 @@ export interface AvatarImagesOptions {
   /** Directory for variants on disk; undefined: memory only. */
   directory?: string;
   diskBytes?: number;
-  /** Bytes of originals kept briefly for other variants. */
+  /** Bytes of originals kept briefly for other variants (default 8 MB). */
   originalBytes?: number;
   /** Origin fetches at once per host (default 2) and in all (default 4: each may hold AVATAR_MAX_BYTES). */
   fetchesPerHost?: number;
@@ -76,6 +76,7 @@ export interface VariantRequest {
 export type VariantResult = { kind: 'variant'; variant: Variant } | { kind: 'failed'; outcome: ImageOutcome };
 
 const ORIGINAL_TTL_MS = 10 * 60_000;
+const ORIGINAL_BYTES = 8 * 1024 * 1024;
 
 export class AvatarImages {
   private readonly store: VariantStore;
@@ -94,7 +95,10 @@ export class AvatarImages {
       logger: options.logger,
     });
     this.originals = new LRUCache<string, Buffer>({
-      maxSize: options.originalBytes ?? 32 * 1024 * 1024,
+      // Enough for the other sizes and formats asked for soon after the first (a page's srcset):
+      // each original held is also resident memory, and one evicted is garbage only a full
+      // collection frees (bench/README.md, "Avatars": 32 MB here cost about 28 MB of peak RSS).
+      maxSize: options.originalBytes ?? ORIGINAL_BYTES,
       sizeCalculation: (body) => Math.max(body.length, 1),
       ttl: ORIGINAL_TTL_MS,
     });
