@@ -15,7 +15,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logging/logger.js';
 import type { AddressPolicy } from './address-policy.js';
-import { KeyedSlots, Slots } from './concurrency.js';
+import { type GateClock, KeyedSlots, RateGate, Slots } from './concurrency.js';
 import { type FormatChoice, resizeOriginal, UnusableImageError } from './image-resize.js';
 import { OriginFetchError, type Resolver, safeFetch } from './safe-fetch.js';
 import { type Variant, VariantStore, variantOf } from './variant-store.js';
@@ -61,6 +61,13 @@ export interface AvatarImagesOptions {
   fetchesPerHost?: number;
   fetches?: number;
   resizes?: number;
+  /**
+   * New variants started per second at most (undefined: no bound): a token bucket holding a
+   * second's worth; as many requests wait their turn, and those beyond get the fallback ('busy').
+   */
+  resizesPerSecond?: number;
+  /** The rate bound's clock (tests). */
+  clock?: GateClock;
   observer?: AvatarImageObserver;
   /** Host name resolution (tests). */
   resolve?: Resolver;
@@ -86,6 +93,7 @@ export class AvatarImages {
   private readonly originalFlights = new Map<string, Promise<Buffer>>();
   private readonly fetchSlots: KeyedSlots;
   private readonly resizeSlots: Slots;
+  private readonly resizeGate: RateGate | undefined;
 
   constructor(private readonly options: AvatarImagesOptions) {
     this.store = new VariantStore({
@@ -104,6 +112,10 @@ export class AvatarImages {
     });
     this.fetchSlots = new KeyedSlots(options.fetchesPerHost ?? 2, options.fetches ?? 4);
     this.resizeSlots = new Slots(options.resizes ?? 1);
+    const rate = options.resizesPerSecond;
+    // A second's worth may start at once, and as many may wait: none waits much longer than a second.
+    const allowance = Math.max(1, Math.floor(rate ?? 1));
+    this.resizeGate = rate === undefined ? undefined : new RateGate(rate, allowance, allowance, options.clock);
   }
 
   /** The variant when it is in memory (a hit, counted as one), else undefined: ask `variant`. */
@@ -131,6 +143,11 @@ export class AvatarImages {
 
   private async produce(key: string, request: VariantRequest): Promise<VariantResult> {
     try {
+      if (this.resizeGate !== undefined && !(await this.resizeGate.admit())) {
+        // Counted with the fetches, as a fetch that found no slot in time: nothing was fetched.
+        this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0);
+        throw new BusyError('more new variants asked for than the bound per second allows');
+      }
       const original = await this.original(request.url);
       const started = performance.now();
       const resized = await this.resizeSlots.run(() => resizeOriginal(original, request.size, request.format));
@@ -157,7 +174,7 @@ export class AvatarImages {
   }
 
   private async fetchOriginal(url: string): Promise<Buffer> {
-    const host = URL.canParse(url) ? new URL(url).host : '';
+    const host = hostOf(url);
     const { timeoutMs, maxBytes, policy, resolve } = this.options;
     // Waiting for a slot is bounded too: a crowd of new avatars answers fallbacks, not a queue.
     const waited = AbortSignal.timeout(timeoutMs);
@@ -182,16 +199,18 @@ export class AvatarImages {
         if (waited.aborted && !(error instanceof OriginFetchError)) {
           // Counted with the fetches (the wait is its duration), though nothing was fetched.
           this.options.observer?.fetchStarted(host)('busy', 0);
-          throw new BusyError(host);
+          throw new BusyError(`no fetch slot for ${host} in time`);
         }
         throw error;
       });
   }
 
   private remember(url: string, outcome: ImageOutcome, error: unknown): void {
-    const host = URL.canParse(url) ? new URL(url).host : '';
+    const host = hostOf(url);
     if (outcome === 'busy') {
-      this.options.logger.warn({ host }, 'avatar original not fetched: too many origin fetches waiting');
+      // Not remembered: the next request may find the service less busy.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.options.logger.warn({ host, reason }, 'avatar variant not made now: the service is busy');
       return;
     }
     this.failures.set(url, outcome);
@@ -202,13 +221,18 @@ export class AvatarImages {
   }
 }
 
+function hostOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).host : '';
+}
+
 function variantKey(request: VariantRequest): string {
   return VariantStore.key([AVATAR_IMAGE_REVISION, request.url, request.size, request.format]);
 }
 
+/** Not now: no fetch slot in time, or new variants over the bound per second. */
 class BusyError extends Error {
-  constructor(host: string) {
-    super(`no fetch slot for ${host} in time`);
+  constructor(message: string) {
+    super(message);
     this.name = 'BusyError';
   }
 }
