@@ -130,6 +130,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         policy: createAddressPolicy(config.avatarPrivateOrigins),
         timeoutMs: config.avatarFetchTimeoutMs,
         maxBytes: config.avatarMaxBytes,
+        resizesPerSecond: config.avatarResizesPerSecond,
         directory: config.avatarCacheDir,
         logger,
         observer: registerAvatarMetrics(operations.metrics.registry, tracing?.originFetch),

@@ -12,6 +12,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
 import { AvatarImages } from '../src/avatars/avatar-images.js';
+import { RateGate } from '../src/avatars/concurrency.js';
 import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
@@ -371,6 +372,46 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('answers new variants beyond AVATAR_RESIZES_PER_SECOND and its queue with the fallback, stored nowhere', async () => {
+    const names: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      origin.route(`/rate-${i}.jpg`, serve(jpeg));
+      names.push(await profileWith(`${origin.url}/rate-${i}.jpg`));
+    }
+    const bounded = await startTestServer(handle, { ...ENV, AVATAR_RESIZES_PER_SECOND: '1' }, log.logger);
+    try {
+      const get = (name: string) => fetch(`${bounded.url}/api/${name}/avatar?size=32`, { headers: WEBP });
+      // One starts now and one waits its turn (a second's worth each); the rest are not made now,
+      // unless the machine stalls for seconds between these requests.
+      const answers = await Promise.all(names.map(get));
+      const kinds = answers.map((answer) => answer.headers.get('content-type'));
+      expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(200));
+      expect(kinds.filter((kind) => kind === 'image/webp').length).toBeGreaterThanOrEqual(2);
+      const busy = names.filter((_, index) => kinds[index] === 'image/svg+xml');
+      expect(busy.length).toBeGreaterThanOrEqual(1);
+      for (const [index, name] of names.entries()) {
+        if (kinds[index] !== 'image/svg+xml') continue;
+        const answer = answers[index] as Response;
+        expect(answer.headers.get('cache-control'), name).toBe('no-store');
+        expect(await answer.text(), name).toBe(initialsSvg(name, 32));
+      }
+      // Not remembered as a failure: asked again once the service has room, the image.
+      const [again] = busy;
+      let image = false;
+      for (let attempt = 0; attempt < 40 && !image; attempt += 1) {
+        const answer = await get(again as string);
+        image = answer.headers.get('content-type') === 'image/webp';
+        await answer.arrayBuffer();
+        if (!image) await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(image).toBe(true);
+      const metrics = await (await fetch(`${bounded.url}/metrics`)).text();
+      expect(Number(/^avatar_origin_fetches_total\{outcome="busy"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    } finally {
+      await bounded.close();
+    }
+  });
 });
 
 describe('origin fetches at once', () => {
@@ -414,6 +455,110 @@ describe('origin fetches at once', () => {
       expect(results.map((result) => result.kind)).toEqual(Array(15).fill('variant'));
       expect(Object.fromEntries(most)).toEqual({ 'a.test': 2, 'b.test': 2, 'c.test': 2 });
       expect(mostInAll).toBe(4);
+    } finally {
+      await origin.close();
+    }
+  });
+});
+
+/** A clock the test moves: timers run when it passes their time. */
+function manualClock() {
+  let now = 0;
+  const timers: Array<{ at: number; run: () => void }> = [];
+  return {
+    now: () => now,
+    setTimeout(run: () => void, ms: number) {
+      timers.push({ at: now + ms, run });
+    },
+    /** Moves the clock by `ms`, running the timers that come due, in order, and what they resolve. */
+    async advance(ms: number) {
+      const until = now + ms;
+      for (;;) {
+        timers.sort((a, b) => a.at - b.at);
+        const next = timers[0];
+        if (next === undefined || next.at > until) break;
+        timers.shift();
+        now = next.at;
+        next.run();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      now = until;
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  };
+}
+
+describe('new variants per second', () => {
+  it('start at most a burst and then the rate, serve the queue in order, and refuse beyond it at once', async () => {
+    const clock = manualClock();
+    const gate = new RateGate(10, 10, 10, clock);
+    const settled: Array<boolean | undefined> = Array(25).fill(undefined);
+    const admitted = () => settled.filter((value) => value === true).length;
+    const order: number[] = [];
+    for (let i = 0; i < 25; i += 1) {
+      void gate.admit().then((allowed) => {
+        settled[i] = allowed;
+        if (allowed) order.push(i);
+      });
+    }
+    await clock.advance(0);
+    // A burst of 10 at once; 10 wait; the 5 beyond the queue are refused without waiting.
+    expect(admitted()).toBe(10);
+    expect(settled.slice(20)).toEqual(Array(5).fill(false));
+    expect(gate.waiters).toBe(10);
+    // Then one a tenth of a second, never more than the rate allows.
+    await clock.advance(99);
+    expect(admitted()).toBe(10);
+    await clock.advance(1);
+    expect(admitted()).toBe(11);
+    for (let step = 1; step <= 9; step += 1) {
+      await clock.advance(100);
+      expect(admitted()).toBe(11 + step);
+    }
+    expect(gate.waiters).toBe(0);
+    expect(order).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    // Idle for a while: the bucket holds a burst again, not more.
+    await clock.advance(60_000);
+    const later = await Promise.all(
+      Array.from({ length: 12 }, () => Promise.race([gate.admit(), Promise.resolve('waiting')])),
+    );
+    expect(later.filter((value) => value === true)).toHaveLength(10);
+    expect(later.filter((value) => value === 'waiting')).toHaveLength(2);
+  });
+
+  it('answers a waiting request with its variant and one past the queue with busy, fetching nothing for it', async () => {
+    const origin = await startImageOrigin('127.0.0.1');
+    const jpeg = await sidewaysJpeg(200, 150);
+    const clock = manualClock();
+    const images = new AvatarImages({
+      policy: createAddressPolicy([parseNetwork('127.0.0.1/32')].flatMap((network) => (network ? [network] : []))),
+      timeoutMs: 10_000,
+      maxBytes: 1024 * 1024,
+      logger: captureLog().logger,
+      resizesPerSecond: 1,
+      clock,
+    });
+    try {
+      for (const path of ['/first.jpg', '/second.jpg', '/third.jpg']) origin.route(path, serve(jpeg));
+      const ask = (path: string) => images.variant({ url: `${origin.url}${path}`, size: 16, format: 'webp' });
+      const first = ask('/first.jpg');
+      const second = ask('/second.jpg');
+      const third = ask('/third.jpg');
+      // Refused at once: its turn would come after the queue's.
+      expect(await third).toEqual({ kind: 'failed', outcome: 'busy' });
+      expect((await first).kind).toBe('variant');
+      let secondDone = false;
+      void second.then(() => {
+        secondDone = true;
+      });
+      await clock.advance(999);
+      expect(secondDone).toBe(false);
+      await clock.advance(1);
+      expect((await second).kind).toBe('variant');
+      expect(origin.requests).toEqual(['/first.jpg', '/second.jpg']);
+      // Busy is not remembered: asked again with room, the variant.
+      await clock.advance(1000);
+      expect((await ask('/third.jpg')).kind).toBe('variant');
     } finally {
       await origin.close();
     }

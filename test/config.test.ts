@@ -120,6 +120,9 @@ describe('configuration', () => {
     ['AVATAR_FETCH_TIMEOUT_MS', 'soon'],
     ['AVATAR_MAX_BYTES', '100'],
     ['AVATAR_MAX_BYTES', '1e7'],
+    ['AVATAR_RESIZES_PER_SECOND', '-1'],
+    ['AVATAR_RESIZES_PER_SECOND', '2.5'],
+    ['AVATAR_RESIZES_PER_SECOND', '10001'],
   ];
 
   it('reads the shared caches to purge, and their s-maxage (a day by default)', () => {
@@ -145,14 +148,18 @@ describe('configuration', () => {
       avatarPrivateOrigins: [],
       avatarFetchTimeoutMs: 5000,
       avatarMaxBytes: 10_485_760,
+      avatarResizesPerSecond: 20,
       avatarCacheDir: undefined,
     });
+    // 0: no bound on new variants per second.
+    expect(loadConfig({ AVATAR_RESIZES_PER_SECOND: '0' }).avatarResizesPerSecond).toBeUndefined();
     expect(
       loadConfig({
         AVATAR_PROXY: 'off',
         AVATAR_PRIVATE_ORIGINS: ' 10.0.0.0/8 , fd00::/8,192.168.1.20',
         AVATAR_FETCH_TIMEOUT_MS: '2500',
         AVATAR_MAX_BYTES: '1048576',
+        AVATAR_RESIZES_PER_SECOND: '5',
         DATA_DIR: '/var/lib/profiles',
       }),
     ).toMatchObject({
@@ -164,6 +171,7 @@ describe('configuration', () => {
       ],
       avatarFetchTimeoutMs: 2500,
       avatarMaxBytes: 1_048_576,
+      avatarResizesPerSecond: 5,
       avatarCacheDir: path.join('/var/lib/profiles', 'avatar-variants'),
     });
   });

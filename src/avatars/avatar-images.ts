@@ -15,7 +15,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logging/logger.js';
 import type { AddressPolicy } from './address-policy.js';
-import { KeyedSlots, Slots } from './concurrency.js';
+import { type GateClock, KeyedSlots, RateGate, Slots } from './concurrency.js';
 import { type FormatChoice, resizeOriginal, UnusableImageError } from './image-resize.js';
 import { OriginFetchError, type Resolver, safeFetch } from './safe-fetch.js';
 import { type Variant, VariantStore, variantOf } from './variant-store.js';
@@ -55,12 +55,19 @@ export interface AvatarImagesOptions {
   /** Directory for variants on disk; undefined: memory only. */
   directory?: string;
   diskBytes?: number;
-  /** Bytes of originals kept briefly for other variants. */
+  /** Bytes of originals kept briefly for other variants (default 8 MB). */
   originalBytes?: number;
   /** Origin fetches at once per host (default 2) and in all (default 4: each may hold AVATAR_MAX_BYTES). */
   fetchesPerHost?: number;
   fetches?: number;
   resizes?: number;
+  /**
+   * New variants started per second at most (undefined: no bound): a token bucket holding a
+   * second's worth; as many requests wait their turn, and those beyond get the fallback ('busy').
+   */
+  resizesPerSecond?: number;
+  /** The rate bound's clock (tests). */
+  clock?: GateClock;
   observer?: AvatarImageObserver;
   /** Host name resolution (tests). */
   resolve?: Resolver;
@@ -76,6 +83,7 @@ export interface VariantRequest {
 export type VariantResult = { kind: 'variant'; variant: Variant } | { kind: 'failed'; outcome: ImageOutcome };
 
 const ORIGINAL_TTL_MS = 10 * 60_000;
+const ORIGINAL_BYTES = 8 * 1024 * 1024;
 
 export class AvatarImages {
   private readonly store: VariantStore;
@@ -85,6 +93,7 @@ export class AvatarImages {
   private readonly originalFlights = new Map<string, Promise<Buffer>>();
   private readonly fetchSlots: KeyedSlots;
   private readonly resizeSlots: Slots;
+  private readonly resizeGate: RateGate | undefined;
 
   constructor(private readonly options: AvatarImagesOptions) {
     this.store = new VariantStore({
@@ -94,12 +103,19 @@ export class AvatarImages {
       logger: options.logger,
     });
     this.originals = new LRUCache<string, Buffer>({
-      maxSize: options.originalBytes ?? 32 * 1024 * 1024,
+      // Enough for the other sizes and formats asked for soon after the first (a page's srcset):
+      // each original held is also resident memory, and one evicted is garbage only a full
+      // collection frees (bench/README.md, "Avatars": 32 MB here cost about 28 MB of peak RSS).
+      maxSize: options.originalBytes ?? ORIGINAL_BYTES,
       sizeCalculation: (body) => Math.max(body.length, 1),
       ttl: ORIGINAL_TTL_MS,
     });
     this.fetchSlots = new KeyedSlots(options.fetchesPerHost ?? 2, options.fetches ?? 4);
     this.resizeSlots = new Slots(options.resizes ?? 1);
+    const rate = options.resizesPerSecond;
+    // A second's worth may start at once, and as many may wait: none waits much longer than a second.
+    const allowance = Math.max(1, Math.floor(rate ?? 1));
+    this.resizeGate = rate === undefined ? undefined : new RateGate(rate, allowance, allowance, options.clock);
   }
 
   /** The variant when it is in memory (a hit, counted as one), else undefined: ask `variant`. */
@@ -127,6 +143,11 @@ export class AvatarImages {
 
   private async produce(key: string, request: VariantRequest): Promise<VariantResult> {
     try {
+      if (this.resizeGate !== undefined && !(await this.resizeGate.admit())) {
+        // Counted with the fetches, as a fetch that found no slot in time: nothing was fetched.
+        this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0);
+        throw new BusyError('more new variants asked for than the bound per second allows');
+      }
       const original = await this.original(request.url);
       const started = performance.now();
       const resized = await this.resizeSlots.run(() => resizeOriginal(original, request.size, request.format));
@@ -153,7 +174,7 @@ export class AvatarImages {
   }
 
   private async fetchOriginal(url: string): Promise<Buffer> {
-    const host = URL.canParse(url) ? new URL(url).host : '';
+    const host = hostOf(url);
     const { timeoutMs, maxBytes, policy, resolve } = this.options;
     // Waiting for a slot is bounded too: a crowd of new avatars answers fallbacks, not a queue.
     const waited = AbortSignal.timeout(timeoutMs);
@@ -178,16 +199,18 @@ export class AvatarImages {
         if (waited.aborted && !(error instanceof OriginFetchError)) {
           // Counted with the fetches (the wait is its duration), though nothing was fetched.
           this.options.observer?.fetchStarted(host)('busy', 0);
-          throw new BusyError(host);
+          throw new BusyError(`no fetch slot for ${host} in time`);
         }
         throw error;
       });
   }
 
   private remember(url: string, outcome: ImageOutcome, error: unknown): void {
-    const host = URL.canParse(url) ? new URL(url).host : '';
+    const host = hostOf(url);
     if (outcome === 'busy') {
-      this.options.logger.warn({ host }, 'avatar original not fetched: too many origin fetches waiting');
+      // Not remembered: the next request may find the service less busy.
+      const reason = error instanceof Error ? error.message : String(error);
+      this.options.logger.warn({ host, reason }, 'avatar variant not made now: the service is busy');
       return;
     }
     this.failures.set(url, outcome);
@@ -198,13 +221,18 @@ export class AvatarImages {
   }
 }
 
+function hostOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).host : '';
+}
+
 function variantKey(request: VariantRequest): string {
   return VariantStore.key([AVATAR_IMAGE_REVISION, request.url, request.size, request.format]);
 }
 
+/** Not now: no fetch slot in time, or new variants over the bound per second. */
 class BusyError extends Error {
-  constructor(host: string) {
-    super(`no fetch slot for ${host} in time`);
+  constructor(message: string) {
+    super(message);
     this.name = 'BusyError';
   }
 }

@@ -78,3 +78,78 @@ export class KeyedSlots {
     }
   }
 }
+
+/** The clock of a RateGate: real time, or a test's. */
+export interface GateClock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+}
+
+const REAL_CLOCK: GateClock = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+};
+
+/**
+ * A bound on work started per second: a token bucket filled at `perSecond` and holding at most
+ * `burst` starts, with at most `queue` waiters served in order as tokens come. `admit` says at
+ * once or after a wait whether the work may start; a waiter past the queue's bound is refused at
+ * once (so none waits longer than about queue / perSecond seconds).
+ */
+export class RateGate {
+  private tokens: number;
+  private filledAt: number;
+  private readonly waiting: Array<() => void> = [];
+  private timerSet = false;
+
+  constructor(
+    readonly perSecond: number,
+    readonly burst: number,
+    readonly queue: number,
+    private readonly clock: GateClock = REAL_CLOCK,
+  ) {
+    this.tokens = burst;
+    this.filledAt = clock.now();
+  }
+
+  /** True when the work may start now or after waiting its turn; false when the queue is full. */
+  admit(): Promise<boolean> {
+    this.fill();
+    if (this.waiting.length === 0 && this.tokens >= 1) {
+      this.tokens -= 1;
+      return Promise.resolve(true);
+    }
+    if (this.waiting.length >= this.queue) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      this.waiting.push(() => resolve(true));
+      this.schedule();
+    });
+  }
+
+  /** Requests waiting for their turn now. */
+  get waiters(): number {
+    return this.waiting.length;
+  }
+
+  private fill(): void {
+    const now = this.clock.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.filledAt) * this.perSecond) / 1000);
+    this.filledAt = now;
+  }
+
+  /** Wakes up when the next token is due, serves the waiters it can, and waits again for the rest. */
+  private schedule(): void {
+    if (this.timerSet || this.waiting.length === 0) return;
+    this.timerSet = true;
+    const due = Math.max(0, ((1 - this.tokens) * 1000) / this.perSecond);
+    this.clock.setTimeout(() => {
+      this.timerSet = false;
+      this.fill();
+      while (this.waiting.length > 0 && this.tokens >= 1) {
+        this.tokens -= 1;
+        this.waiting.shift()?.();
+      }
+      this.schedule();
+    }, Math.ceil(due));
+  }
+}

@@ -125,6 +125,8 @@ export interface Config {
   avatarFetchTimeoutMs: number;
   /** The most bytes of an avatar original read (AVATAR_MAX_BYTES). */
   avatarMaxBytes: number;
+  /** New avatar variants started per second at most; undefined: no bound (AVATAR_RESIZES_PER_SECOND=0). */
+  avatarResizesPerSecond: number | undefined;
   /** Where resized avatars are kept on disk: `DATA_DIR/avatar-variants` when DATA_DIR is set; else memory only. */
   avatarCacheDir: string | undefined;
 }
@@ -395,6 +397,7 @@ export function loadConfig(env: Env = process.env): Config {
     avatarPrivateOrigins: privateOrigins(env),
     avatarFetchTimeoutMs: integer(env, 'AVATAR_FETCH_TIMEOUT_MS', 5000, 100, 60_000),
     avatarMaxBytes: integer(env, 'AVATAR_MAX_BYTES', 10_485_760, 1024, 104_857_600),
+    avatarResizesPerSecond: integer(env, 'AVATAR_RESIZES_PER_SECOND', 20, 0, 10_000) || undefined,
     avatarCacheDir: raw(env, 'DATA_DIR') === undefined ? undefined : path.join(dataDir, 'avatar-variants'),
   };
 }

@@ -129,18 +129,22 @@ function send(
   temporaryCacheControl: string,
 ): void {
   if (answer.kind === 'missing') {
-    sendError(req, res, 404, answer.message, { ...headers, ...cacheHeaders(false) });
+    const busy = answer.busy === true ? { 'Cache-Control': 'no-store' } : {};
+    sendError(req, res, 404, answer.message, { ...headers, ...cacheHeaders(false), ...busy });
     return;
   }
   // A versioned URL names one version for good: no purge is needed, its tags go with it all the same.
   // A fallback for a failed original is kept briefly everywhere: the failure may be temporary.
+  // One for a busy moment is kept nowhere: the next request may well get the image.
   const shared = cacheHeaders(true);
   const caching =
-    answer.temporary === true
-      ? { ...shared, 'Cache-Control': temporaryCacheControl }
-      : answer.currentVersion
-        ? { ...shared, 'Cache-Control': IMMUTABLE_CACHE_CONTROL }
-        : shared;
+    answer.busy === true
+      ? { ...shared, 'Cache-Control': 'no-store' }
+      : answer.temporary === true
+        ? { ...shared, 'Cache-Control': temporaryCacheControl }
+        : answer.currentVersion
+          ? { ...shared, 'Cache-Control': IMMUTABLE_CACHE_CONTROL }
+          : shared;
   if (answer.kind === 'redirect') {
     sendBody(req, res, 302, '', { ...headers, ...caching, Location: answer.location });
     return;
@@ -171,7 +175,8 @@ function avatarOperation(): Operation {
       $ref: '#/components/headers/Cache-Control',
       description:
         '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`; ' +
-        'a fallback answered because the original could not be used: `public, max-age=<at most 60, at most the profile max-age>`.',
+        'a fallback answered because the original could not be used: `public, max-age=<at most 60, at most the profile max-age>`; ' +
+        'because the service was busy making new variants (`AVATAR_RESIZES_PER_SECOND`, origin fetch slots): `no-store`.',
     },
     ...headerRefs('Vary', 'xkey', 'Surrogate-Key'),
   };
@@ -185,8 +190,9 @@ function avatarOperation(): Operation {
       'to cover a `size`×`size` square (centred), without the metadata of the original, as WebP when `Accept` names ' +
       '`image/webp`, else PNG (transparent images) or JPEG, or in the format `format` names. With `AVATAR_PROXY=off`, ' +
       'a redirect to the `image` instead. Otherwise, and when the original cannot be used (refused address, error, ' +
-      'timeout, too large, not an image), the `fallback`: a generated SVG with the initial, a 404, or a redirect ' +
-      'to a URL of the client. Every answer varies with `Accept`. One point of the profile budget.',
+      'timeout, too large, not an image), or when the service is busy making new variants, the `fallback`: a ' +
+      'generated SVG with the initial, a 404, or a redirect to a URL of the client. Every answer varies with ' +
+      '`Accept`. One point of the profile budget.',
     tags: ['Avatars'],
     parameters: [
       {

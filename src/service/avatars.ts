@@ -55,11 +55,16 @@ interface AvatarQuery {
   accept: string | undefined;
 }
 
-/** Caching of an answer: `currentVersion` when `v=` is current; `temporary` for a failed original's fallback. */
+/**
+ * Caching of an answer: `currentVersion` when `v=` is current; `temporary` for a failed original's
+ * fallback; `busy` for the fallback of a variant not made now because the service was busy.
+ */
 interface AnswerCaching {
   currentVersion: boolean;
   /** Never cached for long: the original failed, and the failure may pass. */
   temporary?: boolean;
+  /** Not stored at all: the next request may well get the image. */
+  busy?: boolean;
 }
 
 export type AvatarAnswer =
@@ -70,7 +75,7 @@ export type AvatarAnswer =
   /** 200 with the resized image. */
   | ({ kind: 'image'; variant: Variant } & AnswerCaching)
   /** `fallback=404`: no profile, or a profile without a usable http(s) image. */
-  | { kind: 'missing'; message: typeof PROFILE_NOT_FOUND_MESSAGE | typeof NO_AVATAR_MESSAGE };
+  | { kind: 'missing'; message: typeof PROFILE_NOT_FOUND_MESSAGE | typeof NO_AVATAR_MESSAGE; busy?: boolean };
 
 export interface AvatarService {
   /** The avatar answer of a name ID. One point of the profile budget, invalid input included. */
@@ -112,8 +117,9 @@ export function createAvatarService(
         const result = held === undefined ? await images.variant(asked) : { kind: 'variant' as const, variant: held };
         if (result.kind === 'variant')
           return { value: { kind: 'image', variant: result.variant, currentVersion }, rateLimit };
-        // The original failed (the images module logged why): the fallback, never cached for long.
-        const caching = { currentVersion: false, temporary: true };
+        // The original failed (the images module logged why): the fallback, never cached for long;
+        // not stored at all when the service was only busy.
+        const caching = { currentVersion: false, temporary: true, busy: result.outcome === 'busy' };
         return { value: fallbackAnswer(canonicalName(name), options, NO_AVATAR_MESSAGE, caching), rateLimit };
       }
       return { value: avatarAnswer(canonicalName(name), profile, options), rateLimit };
@@ -285,7 +291,9 @@ function fallbackAnswer(
     case 'redirect':
       return { kind: 'redirect', location: options.fallback.url, ...caching };
     case 'not-found':
-      return { kind: 'missing', message: missing };
+      return caching.busy === true
+        ? { kind: 'missing', message: missing, busy: true }
+        : { kind: 'missing', message: missing };
     case 'initials': {
       const svg = initialsSvg(canonicalName, options.size);
       const etag = `"${createHash('sha256').update(svg).digest('base64url').slice(0, 27)}"`;
