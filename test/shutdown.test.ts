@@ -6,7 +6,9 @@
  * The slow requests are real ones: profile lookups whose database sits behind a TCP proxy that
  * adds latency, as a distant or busy PostgreSQL would.
  */
+import { once } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/databases.js';
 import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
@@ -44,19 +46,39 @@ function lookUpProfile(url: string): Promise<Finished> {
   });
 }
 
+/** A connection to `url`'s server that sends nothing; `closed` settles when the server ends it. */
+async function openSilentConnection(url: string): Promise<{ closed: Promise<string> }> {
+  const { hostname, port } = new URL(url);
+  const socket = net.connect(Number(port), hostname);
+  await once(socket, 'connect');
+  const closed = new Promise<string>((resolve) => {
+    socket.on('error', () => {});
+    socket.on('close', () => resolve('closed by the service'));
+  });
+  return { closed };
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('shutdown of an idle service (embedded database)', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
-    'exits 0 on %s',
+    'exits 0 on %s, not held up by a connection that has sent nothing yet',
     async (signal) => {
       const database = await createTestDatabase('pglite');
       try {
-        const service = await startServerProcess({ env: { DATA_DIR: database.dataDir }, startTimeoutMs: 60_000 });
+        // Node counts such a connection (a browser's preconnect) as busy and stops its header
+        // timeout on close: only the service's own close can end it before SHUTDOWN_TIMEOUT_MS.
+        const service = await startServerProcess({
+          env: { DATA_DIR: database.dataDir, SHUTDOWN_TIMEOUT_MS: '20000' },
+          startTimeoutMs: 60_000,
+        });
         expect(await statusOnNewConnection(`${service.url}/healthz`)).toBe(200);
+        const silent = await openSilentConnection(service.url);
         service.signal(signal);
         expect(await service.exited).toEqual({ code: 0, signal: null });
+        expect(await silent.closed).toBe('closed by the service');
         expect(service.logs.some((line) => line.msg === 'shutting down' && line.reason === signal)).toBe(true);
+        expect(service.logs.filter((line) => line.msg.startsWith('shutdown timeout'))).toEqual([]);
       } finally {
         await database.drop();
       }

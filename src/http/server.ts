@@ -47,6 +47,7 @@ export async function listen(app: ServedApp, port: number, host: string): Promis
     (req, res) => app.handle(req, res),
   );
   server.maxConnections = maxConnections;
+  const connections = trackConnections(server);
   server.on('clientError', answerClientError);
   server.on('connect', answerConnect);
   server.on('upgrade', (req, socket, head) => app.upgrade(req, socket, head));
@@ -69,7 +70,7 @@ export async function listen(app: ServedApp, port: number, host: string): Promis
       // Live-update streams never finish by themselves: they end now, cleanly, and their
       // connections then drain like any other.
       await app.endStreams();
-      const drained = await closeServer(server, app.config.shutdownTimeoutMs);
+      const drained = await closeServer(server, connections, app.config.shutdownTimeoutMs);
       if (!drained) {
         app.logger.warn(
           { timeoutMs: app.config.shutdownTimeoutMs },
@@ -79,6 +80,16 @@ export async function listen(app: ServedApp, port: number, host: string): Promis
       await app.close();
     },
   };
+}
+
+/** The server's open connections, each removed when it closes. */
+function trackConnections(server: Server): Set<Socket> {
+  const connections = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+  return connections;
 }
 
 /** Why the server cannot listen, in terms of the setting to change (PORT or HOST). */
@@ -100,9 +111,14 @@ function explainListenFailure(error: Error & { code?: string }, port: number, ho
  * Stops accepting connections and waits for in-flight requests, at most `timeoutMs`; false when
  * the wait ran out and the remaining connections were cut.
  */
-async function closeServer(server: Server, timeoutMs: number): Promise<boolean> {
+async function closeServer(server: Server, connections: Set<Socket>, timeoutMs: number): Promise<boolean> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  // Node counts a connection that has sent nothing yet (a browser's preconnect, a client that
+  // opened one ahead) as busy, and stops its header timeout on close: without this, one such
+  // connection would hold every shutdown for the whole SHUTDOWN_TIMEOUT_MS. It has no request
+  // to finish.
+  for (const socket of connections) if (socket.bytesRead === 0) socket.destroy();
   let drained = true;
   const timer = setTimeout(() => {
     drained = false;
