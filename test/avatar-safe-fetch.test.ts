@@ -5,6 +5,7 @@
  * byte cap with the connection closed at the cap). The origin on 127.0.0.1 is allowed as a
  * private origin; the one on 127.0.0.2 is not, and must never see a request.
  */
+import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalAddress, createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
@@ -133,6 +134,22 @@ describe('fetching an original', () => {
     const fetched = await safeFetch(`${allowed.url}/a.png`, { policy, timeoutMs: 2000, maxBytes: 1024 });
     expect(fetched.body.equals(image)).toBe(true);
     expect(fetched.redirects).toBe(0);
+  });
+
+  it('returns the exact bytes of a body that arrives in many pieces, with or without Content-Length', async () => {
+    const large = randomBytes(600 * 1024);
+    const inPieces =
+      (declare: boolean) => (_req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+        res.writeHead(200, declare ? { 'Content-Length': large.length } : {});
+        for (let offset = 0; offset < large.length; offset += 7000) res.write(large.subarray(offset, offset + 7000));
+        res.end();
+      };
+    allowed.route('/pieces-declared', inPieces(true));
+    allowed.route('/pieces-chunked', inPieces(false));
+    for (const path of ['/pieces-declared', '/pieces-chunked']) {
+      const fetched = await safeFetch(`${allowed.url}${path}`, { policy, timeoutMs: 5000, maxBytes: 1024 * 1024 });
+      expect(fetched.body.equals(large), path).toBe(true);
+    }
   });
 
   it('refuses every spelling of the forbidden origin without connecting', async () => {
