@@ -1,7 +1,7 @@
 /**
  * The avatar part of `npm run bench` (scenario key `avatars`; `BENCH_ONLY=avatars` runs only
  * this part). On a small database of its own, with profiles whose images are 2000×1500 JPEGs on
- * a local origin (a `node:http` server in the benchmark process, let through by
+ * a local origin (bench/static-server.ts in a process of its own, let through by
  * AVATAR_PRIVATE_ORIGINS), against one service process as `npm start` runs it:
  *
  * 1. a cached 64-pixel WebP variant under BENCH_CONNECTIONS, against the static server answering
@@ -12,14 +12,15 @@
  *    (alternating rounds): p99 of the lookups, and the resizes done meanwhile;
  * 4. the service's peak RSS.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
 import sharp from 'sharp';
 import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
-import { type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
+import { type ServerProcess, type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
 import { cycle } from './support.js';
 
 const IMAGES = 2000;
@@ -76,21 +77,22 @@ function photo(): Promise<Buffer> {
     .toBuffer();
 }
 
-async function startOrigin(body: Buffer): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'Content-Type': 'image/jpeg', 'Content-Length': body.length });
-    res.end(body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+/**
+ * The origin of the originals: a process of its own, so that serving about 10 MB a second of
+ * originals does not hold up the event loop of the load generator that times the lookups.
+ */
+async function startOrigin(body: Buffer): Promise<ServerProcess> {
+  const folder = mkdtempSync(path.join(os.tmpdir(), 'nps-bench-origin-'));
+  const file = path.join(folder, 'original.jpg');
+  writeFileSync(file, body);
+  try {
+    return await startServerProcess({
+      env: { STATIC_BODY_FILE: file, STATIC_CONTENT_TYPE: 'image/jpeg' },
+      script: 'bench/static-server.ts',
+    });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 async function load(
@@ -252,7 +254,7 @@ export async function measureAvatars(options: AvatarBenchOptions): Promise<Avata
   } finally {
     await Promise.all(started.map((process) => process.stop()));
     await handle.close();
-    await origin.close();
+    await origin.stop();
     await admin.unsafe('drop database if exists nps_bench_avatars with (force)');
     await admin.end();
   }

@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
 import { AvatarImages } from '../src/avatars/avatar-images.js';
 import { RateGate } from '../src/avatars/concurrency.js';
+import { resizeOriginal } from '../src/avatars/image-resize.js';
+import { workerThreadPriorities } from '../src/avatars/resize-priority.js';
 import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
@@ -607,5 +609,24 @@ describe('the format from Accept', () => {
     [undefined, 'png-or-jpeg'],
   ])('%s: %s', (accept, format) => {
     expect(formatFromAccept(accept)).toBe(format);
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')('resizing at the lowest priority', () => {
+  const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+
+  it('runs libuv and libvips workers at nice 19 once resizing has begun, and leaves the event loop as it was', async () => {
+    const mainNice = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
+    const original = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#08f' } })
+      .jpeg()
+      .toBuffer();
+    // The second resize finds the workers the first one started.
+    await resizeOriginal(original, 64, 'webp');
+    await resizeOriginal(original, 32, 'png');
+    const workers = workerThreadPriorities();
+    expect(workers.map((worker) => worker.name)).toEqual(expect.arrayContaining(['libuv-worker', 'libvips worker']));
+    expect(workers.filter((worker) => worker.nice !== 19)).toEqual([]);
+    expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(mainNice);
+    expect(niceOf(readFileSync('/proc/self/stat', 'utf8'))).toBe(mainNice);
   });
 });

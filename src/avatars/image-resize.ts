@@ -9,6 +9,7 @@
  * the external `href` is never requested). The answer is never SVG.
  */
 import type { Metadata, Sharp } from 'sharp';
+import { lowerWorkerThreadPriority } from './resize-priority.js';
 
 type SharpModule = typeof import('sharp')['default'];
 
@@ -109,6 +110,7 @@ export async function resizeOriginal(original: Buffer, size: number, choice: For
   const type = originalType(original);
   if (type === null) throw new UnusableImageError('not-image', 'the bytes are not an image of a known type');
   const sharp = await loadSharp();
+  lowerWorkerThreadPriority();
   const header = await readHeader(sharp, original, type);
   if (header.width * header.height > MAX_INPUT_PIXELS) {
     throw new UnusableImageError('too-large', `${header.width}×${header.height} pixels (at most ${MAX_INPUT_PIXELS})`);
