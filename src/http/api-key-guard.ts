@@ -25,10 +25,20 @@ import { sendError, sendJson } from './respond.js';
 /** Answers about a key are for the one client that sent it. */
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-const grants = new WeakMap<IncomingMessage, ApiKeyGrant>();
+/**
+ * A request's valid key rides on the request under a symbol only this module holds, rather than
+ * in a WeakMap: an entry per keyed request in a WeakMap costs the garbage collector more than the
+ * rest of the key's path (docs/decisions.md, "Request notes on the request").
+ */
+const GRANT = Symbol('api key grant');
+type CheckedRequest = IncomingMessage & { [GRANT]?: ApiKeyGrant };
 
 /** The valid API key the request was checked with; undefined without one. */
-export const apiKeyOf = (req: IncomingMessage): ApiKeyGrant | undefined => grants.get(req);
+export const apiKeyOf = (req: IncomingMessage): ApiKeyGrant | undefined => (req as CheckedRequest)[GRANT];
+
+const remember = (req: IncomingMessage, grant: ApiKeyGrant): void => {
+  (req as CheckedRequest)[GRANT] = grant;
+};
 
 export interface ApiKeyGuardOptions {
   /** How many proxies' X-Forwarded-For entries to trust (the client address, see client-ip.ts). */
@@ -69,7 +79,7 @@ export function guardApiKey(
       refuse(req, res, options);
       return;
     }
-    grants.set(req, grant);
+    remember(req, grant);
     options.onKey?.(req, grant.id);
     next();
   };
@@ -104,7 +114,7 @@ export async function admitConnection(
   if (credential.kind === 'none') return true;
   const grant = await store.resolve(credential.hash, () => rateLimitKey(req, trustProxyHops));
   if (grant === null) return false;
-  grants.set(req, grant);
+  remember(req, grant);
   return true;
 }
 

@@ -17,14 +17,18 @@ export interface RequestNotes {
 }
 
 export function createRequestNotes(): RequestNotes {
-  const notes = new WeakMap<IncomingMessage, RequestNote>();
+  // On the request under a symbol of this instance, not in a WeakMap: see docs/decisions.md,
+  // "Request notes on the request".
+  const NOTE = Symbol('request note');
+  type NotedRequest = IncomingMessage & { [NOTE]?: RequestNote };
   return {
-    get: (req) => notes.get(req),
+    get: (req) => (req as NotedRequest)[NOTE],
     of(req) {
-      let note = notes.get(req);
+      const noted = req as NotedRequest;
+      let note = noted[NOTE];
       if (note === undefined) {
         note = {};
-        notes.set(req, note);
+        noted[NOTE] = note;
       }
       return note;
     },
