@@ -113,6 +113,32 @@ describe('a GraphQL subscription’s event queue', () => {
     return { live, admission: await live.admit(request(), names), names };
   };
 
+  it('sends a change committed after the admission while the change feed was not live (no notification)', async () => {
+    // The profile as the database holds it; a change the feed did not deliver is only a new value.
+    let description = 'First';
+    const reads: number[] = [];
+    const live = hub({
+      readProfiles: async (names) => {
+        reads.push(names.length);
+        return names.map((name) => ({ name, description, etag: `"${description}"` }) as unknown as Profile);
+      },
+    });
+    const admission = await live.admit(request(), ['ada@me']);
+    // Committed between the answer and the subscription's first read, while nothing was heard.
+    description = 'Second';
+    const events: ProfileChangeEvent[] = [];
+    const opened = admission.open('rest', { push: (sent) => events.push(sent) > 0, end: () => {} });
+    await until(() => events.length === 1, 5000, 'the change as an event');
+    expect(events[0]?.profile).toMatchObject({ description: 'Second' });
+    // The feed, live again, says everything may have changed: nothing new, so nothing is sent.
+    live.everythingMayHaveChanged();
+    await until(() => reads.length === 3, 5000, 'the check after the feed is live');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(events).toHaveLength(1);
+    opened.close();
+    live.close();
+  });
+
   it('opens its subscription on the first pull, and releases it when the transport stops', async () => {
     const { live, admission } = await admitted();
     const queue = new EventQueue(admission, connection());

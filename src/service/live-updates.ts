@@ -187,6 +187,34 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     }
   };
 
+  // A reason and a code, as the request path logs: never the statement, its parameters (profile
+  // names) or a stack.
+  const logFailedRead = (error: unknown, names: number) =>
+    deps.logger.warn(
+      { code: failureCode(error), reason: describeFailure(error), names },
+      'live updates: reading changed profiles failed; retrying',
+    );
+
+  /**
+   * What the names nobody watches yet are now, read before the subscription is answered: a change
+   * committed after the answer then differs from it, also one whose notification came while the
+   * change feed was not live (heard again only as "everything may have changed"). Read after the
+   * answer, as it once was, the baseline could already hold such a change and hide it. Empty when
+   * the read fails: the names then get their baseline read after opening, retried as any read.
+   */
+  const readBaselines = async (names: readonly string[]): Promise<Map<string, string | null>> => {
+    const unwatched = names.filter((name) => !watched.has(name));
+    if (unwatched.length === 0) return new Map();
+    counters.reads += 1;
+    try {
+      const profiles = await deps.readProfiles(unwatched);
+      return new Map(unwatched.map((name, index) => [name, profiles[index]?.etag ?? null]));
+    } catch (error) {
+      logFailedRead(error, unwatched.length);
+      return new Map();
+    }
+  };
+
   const flush = async () => {
     const batch: Array<[string, Watched, ReadMode]> = [];
     for (const [name, entry] of watched) {
@@ -204,12 +232,7 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
         deliver(name, entry, mode, profiles[index] ?? null);
       });
     } catch (error) {
-      // A reason and a code, as the request path logs: never the statement, its parameters
-      // (profile names) or a stack.
-      deps.logger.warn(
-        { code: failureCode(error), reason: describeFailure(error), names: batch.length },
-        'live updates: reading changed profiles failed; retrying',
-      );
+      logFailedRead(error, batch.length);
       for (const [, entry, mode] of batch) {
         entry.reading = false;
         want(entry, mode);
@@ -259,6 +282,7 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
   const open = (
     request: ServiceRequest,
     names: readonly string[],
+    baselines: ReadonlyMap<string, string | null>,
     transport: LiveTransport,
     sink: LiveSink,
   ): LiveSubscription['close'] => {
@@ -269,10 +293,12 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     for (const name of names) {
       let entry = watched.get(name);
       if (entry === undefined) {
-        entry = { subscribers: new Set(), seen: undefined, reading: false, next: undefined };
+        entry = { subscribers: new Set(), seen: baselines.get(name), reading: false, next: undefined };
         watched.set(name, entry);
-        // What the profile is now, so that a later "everything changed" can tell what did.
-        want(entry, 'baseline');
+        // With the admission's baseline: whether it changed before the name was watched (its
+        // notification went to nobody). Without: what it is now, so that a later "everything
+        // changed" can tell what did.
+        want(entry, entry.seen === undefined ? 'baseline' : 'check');
         scheduleFlush();
       }
       entry.subscribers.add(subscriber);
@@ -286,6 +312,7 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     const names = [...new Set(checked.names)];
     await deps.ready?.();
     checkSlot(request.clientKey);
+    const baselines = await readBaselines(names);
     let opened = false;
     return {
       names,
@@ -293,7 +320,7 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
       open(transport, sink) {
         if (opened) throw new Error('a live-update admission was opened twice');
         opened = true;
-        return { names, rateLimit: checked.rateLimit, close: open(request, names, transport, sink) };
+        return { names, rateLimit: checked.rateLimit, close: open(request, names, baselines, transport, sink) };
       },
     };
   };
