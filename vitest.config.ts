@@ -73,10 +73,6 @@ const ISOLATED_SUITES = [
   // shared with other suites they failed in a full CI run, alone they pass (docs/testing.md).
   'test/db-faults.test.ts',
   'test/change-feed-start.test.ts',
-  // Resizes avatars, which lowers the priority of the process's thread-pool threads
-  // (src/avatars/resize-priority.ts): the suites after it in a shared worker would do their file
-  // work on those threads, slowly on a busy machine.
-  'test/avatar-images.test.ts',
 ];
 
 const inTier = (system: boolean) => (file: string) => SYSTEM_SUITES.includes(file) === system;

@@ -615,7 +615,7 @@ describe('the format from Accept', () => {
 describe.skipIf(process.platform !== 'linux')('resizing at the lowest priority', () => {
   const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
 
-  it('runs libuv and libvips workers at nice 19 once resizing has begun, and leaves the event loop as it was', async () => {
+  it('runs libvips workers at nice 19 once resizing has begun; the event loop and the thread pool keep theirs', async () => {
     const mainNice = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
     const original = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#08f' } })
       .jpeg()
@@ -624,8 +624,13 @@ describe.skipIf(process.platform !== 'linux')('resizing at the lowest priority',
     await resizeOriginal(original, 64, 'webp');
     await resizeOriginal(original, 32, 'png');
     const workers = workerThreadPriorities();
-    expect(workers.map((worker) => worker.name)).toEqual(expect.arrayContaining(['libuv-worker', 'libvips worker']));
+    expect(workers.length).toBeGreaterThan(0);
     expect(workers.filter((worker) => worker.nice !== 19)).toEqual([]);
+    const pool = readdirSync('/proc/self/task').filter(
+      (task) => readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() === 'libuv-worker',
+    );
+    expect(pool.length).toBeGreaterThan(0);
+    for (const task of pool) expect(niceOf(readFileSync(`/proc/self/task/${task}/stat`, 'utf8'))).toBe(mainNice);
     expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(mainNice);
     expect(niceOf(readFileSync('/proc/self/stat', 'utf8'))).toBe(mainNice);
   });

@@ -1,21 +1,22 @@
 /**
  * Resizing runs at the lowest CPU priority, so that lookups keep their latency while avatars are
- * resized. sharp works on threads of its own (libvips' workers, started from libuv's thread
- * pool), never on the event loop; but on a machine whose cores are busy, a resize takes its time
+ * resized. sharp's decoding, resizing and encoding run on libvips' worker threads (about 19 ms of
+ * a 2000×1500 JPEG's 22 ms; the rest on libuv's pool thread that starts the call and on the event
+ * loop), never on the event loop; but on a machine whose cores are busy, a resize takes its time
  * slices from the event loop as much as from anything else. At nice 19 the kernel gives those
  * threads little of a core that a nice-0 thread of the process also wants, and all of an idle
  * one (docs/decisions.md, "Resizing at the lowest priority").
  *
- * Linux only: a thread's nice value is set through its id (setpriority on a thread id), and the
- * threads are found by name in /proc/self/task. Elsewhere, or where /proc cannot be read, this
- * does nothing. libuv's pool also runs file reads (the disk variant cache) and DNS lookups (of
- * avatar origins): avatar work too; nothing a lookup does uses the pool.
+ * Only libvips' workers: libuv's pool also does the process's file reads and DNS lookups, which
+ * keep their priority. Linux only: a thread's nice value is set through its id (setpriority on a
+ * thread id), and the threads are found by name in /proc/self/task. Elsewhere, or where /proc
+ * cannot be read, this does nothing.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 
-/** The names Linux shows for libuv's thread-pool threads and libvips' worker threads. */
-const WORKER_THREAD_NAMES = new Set(['libuv-worker', 'libvips worker']);
+/** The name Linux shows for libvips' worker threads. */
+const WORKER_THREAD_NAMES = new Set(['libvips worker']);
 const TASKS = '/proc/self/task';
 
 /** Threads already looked at (lowered, or not a worker). */
@@ -23,8 +24,9 @@ const seen = new Set<string>();
 let unavailable = process.platform !== 'linux';
 
 /**
- * Lowers every worker thread not seen before to the lowest priority. Called before each resize:
- * libvips starts workers as it needs them, so each scan finds at most the few the last one started.
+ * Lowers every libvips worker not seen before to the lowest priority. Called before each resize:
+ * libvips starts workers as it needs them (from threads of normal priority), so each scan finds
+ * at most the few the last resize started.
  */
 export function lowerWorkerThreadPriority(): void {
   if (unavailable) return;
