@@ -54,8 +54,8 @@ export interface FakePostgres {
   readonly acceptedConnections: number;
   /** Client connections open now. */
   readonly openConnections: number;
-  /** How often the last open connection closed: a client that reconnects at once is seen empty here. */
-  readonly timesEmptied: number;
+  /** The client connections open now, each the same object for as long as it is open. */
+  openNow(): ReadonlySet<object>;
   readonly behaviour: FakeBehaviour;
   /** `url` with its host and port replaced by the fake's. */
   urlThrough(url: string): string;
@@ -126,14 +126,10 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
     upstream.pipe(client);
   };
 
-  let emptied = 0;
   const server = net.createServer((client) => {
     accepted += 1;
     open.add(client);
-    client.on('close', () => {
-      open.delete(client);
-      if (open.size === 0) emptied += 1;
-    });
+    client.on('close', () => open.delete(client));
     client.on('error', () => client.destroy());
     const current = behaviour;
     switch (current.kind) {
@@ -168,9 +164,7 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
     get openConnections() {
       return open.size;
     },
-    get timesEmptied() {
-      return emptied;
-    },
+    openNow: () => new Set(open),
     get behaviour() {
       return behaviour;
     },
