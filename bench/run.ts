@@ -448,7 +448,9 @@ async function main(): Promise<void> {
     }
     const results = new Map<string, Measurement[]>(list.map((scenario) => [scenario.key, []]));
     for (let round = 1; round <= ROUNDS; round += 1) {
-      for (const scenario of list) {
+      // Every other round in reverse (A B, B A, …): a scenario that always ran right after another
+      // (a keyed lookup after the keyless one, say) would carry what that one left behind.
+      for (const scenario of round % 2 === 0 ? [...list].reverse() : list) {
         const cpuBefore = treeCpuSeconds(pids[scenario.server]);
         const measured = await measure(baseUrls[scenario.server], scenario.next, ROUND_SECONDS, scenario.connections);
         const cpuSeconds = treeCpuSeconds(pids[scenario.server]) - cpuBefore;
