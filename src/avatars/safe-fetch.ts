@@ -229,31 +229,33 @@ function readCapped(
   resolve: (answer: HopAnswer) => void,
   fail: (error: OriginFetchError) => void,
 ): void {
-  // With a declared length the bytes go straight into one buffer of that size: each chunk is then
-  // garbage at once, and no second copy of the whole original is made (an original is hundreds of
-  // kilobytes, and the memory the collector sees churning is what brings on its full pauses).
-  let body = declared === undefined ? undefined : Buffer.allocUnsafe(declared);
+  // With a declared length (at most the cap, checked above) the bytes go straight into one buffer
+  // of that size: each chunk is then garbage at once, and no second copy of the whole original is
+  // made (an original is hundreds of kilobytes, and the memory the collector sees churning is what
+  // brings on its full pauses). Without one, chunks are gathered and joined at the end.
+  const body = declared === undefined ? undefined : Buffer.allocUnsafe(declared);
   const chunks: Buffer[] = [];
   let length = 0;
+  let failed = false;
   res.on('data', (chunk: Buffer) => {
+    if (failed) return;
+    const next = length + chunk.length;
     // Not read to the end: the connection goes as soon as the cap is passed.
-    if (length + chunk.length > maxBytes) {
-      fail(new OriginFetchError('too-large', `${url.host} sent more than ${maxBytes} bytes`));
-      length += chunk.length;
+    if (next > maxBytes) failed = true;
+    // Node's parser ends a body at its Content-Length, so this cannot happen; never written past.
+    else if (body !== undefined && next > body.length) failed = true;
+    if (failed) {
+      fail(new OriginFetchError('too-large', `${url.host} sent more than ${body?.length ?? maxBytes} bytes`));
       return;
     }
-    if (body !== undefined && length + chunk.length <= body.length) chunk.copy(body, length);
-    else {
-      // More than declared (Node's parser ends the body at Content-Length, so this is a guard).
-      if (body !== undefined) chunks.push(body.subarray(0, length));
-      body = undefined;
-      chunks.push(chunk);
-    }
-    length += chunk.length;
+    if (body === undefined) chunks.push(chunk);
+    else chunk.copy(body, length);
+    length = next;
   });
   res.once('end', () => {
-    if (length > maxBytes) return;
-    if (body !== undefined) resolve({ kind: 'body', body: length === body.length ? body : body.subarray(0, length) });
-    else resolve({ kind: 'body', body: Buffer.concat(chunks, length) });
+    if (failed) return;
+    // Never the unwritten tail of the buffer, should the body have ended short of its length.
+    const whole = body === undefined ? Buffer.concat(chunks, length) : body.subarray(0, length);
+    resolve({ kind: 'body', body: whole });
   });
 }
