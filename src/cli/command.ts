@@ -173,15 +173,25 @@ export function commandConfig(io: Pick<CommandIo, 'env'>): Config {
 }
 
 /**
- * Opens and migrates the configured database. A failure a setting fixes names that setting
- * (DatabaseOpenError); anything else still says which database it was.
+ * Opens and migrates the configured database, runs `use` on it and closes it, whatever `use`
+ * did. A failure to open that a setting fixes names that setting (DatabaseOpenError); anything
+ * else still says which database it was.
  */
-export async function openCommandDatabase(config: Config): Promise<DatabaseHandle> {
+export async function withCommandDatabase<T>(
+  config: Config,
+  use: (database: DatabaseHandle) => Promise<T>,
+): Promise<T> {
+  let database: DatabaseHandle;
   try {
-    return await openConfiguredDatabase(config);
+    database = await openConfiguredDatabase(config);
   } catch (error) {
     if (error instanceof DatabaseOpenError) throw error;
     throw new CommandError(`${databaseLabel(config)} could not be opened: ${describeFailure(error)}`);
+  }
+  try {
+    return await use(database);
+  } finally {
+    await database.close();
   }
 }
 

@@ -17,9 +17,9 @@ import {
   commandConfig,
   formatCount,
   formatSeconds,
-  openCommandDatabase,
   parseArguments,
   UsageError,
+  withCommandDatabase,
 } from '../command.js';
 
 const HELP = {
@@ -46,9 +46,8 @@ export const exportCommand: Command = { help: HELP, main: exportAll };
 async function exportAll(io: CommandIo): Promise<undefined> {
   const path = fileArgument(io);
   const config = commandConfig(io);
-  const database = await openCommandDatabase(config);
-  const startedAt = Date.now();
-  try {
+  await withCommandDatabase(config, async (database) => {
+    const startedAt = Date.now();
     const counts =
       path === undefined ? await exportDatabase(database.db, io.stdout) : await exportToFile(database.db, path);
     // stderr, as stdout may be the data itself.
@@ -56,9 +55,7 @@ async function exportAll(io: CommandIo): Promise<undefined> {
       `Exported ${formatCount(counts.namespaces)} namespaces and ${formatCount(counts.profiles)} profiles ` +
         `to ${path ?? 'standard output'} in ${formatSeconds(Date.now() - startedAt)}.\n`,
     );
-  } finally {
-    await database.close();
-  }
+  });
 }
 
 function fileArgument(io: CommandIo): string | undefined {

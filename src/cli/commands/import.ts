@@ -15,9 +15,9 @@ import {
   databaseLabel,
   formatCount,
   formatSeconds,
-  openCommandDatabase,
   parseArguments,
   UsageError,
+  withCommandDatabase,
 } from '../command.js';
 import { formatProgress } from '../import-progress.js';
 
@@ -66,35 +66,35 @@ async function importFile(io: CommandIo): Promise<number> {
   const config = commandConfig(io);
   // The file is checked before the database is opened: a typo fails fast and touches nothing.
   const file = path === '-' ? undefined : await openReadable(path);
-  const database = await openCommandDatabase(config);
-  const startedAt = Date.now();
   try {
-    const source =
-      file === undefined ? io.stdin() : { stream: file.createReadStream(), size: (await file.stat()).size };
-    const input = countBytes(source.stream);
-    const report = await importStream(database.db, input, {
-      bulk,
-      replaceAll,
-      dryRun,
-      progressIntervalMs,
-      // A big file starts its worker threads at once instead of after a few batches.
-      parallel: source.size !== undefined && source.size > BIG_INPUT_BYTES ? { inlineBatches: 0 } : {},
-      onProgress: ({ lines, elapsedMs }) => {
-        io.stderr.write(
-          `${formatProgress({ lines, elapsedMs, bytesRead: input.bytesRead, totalBytes: source.size })}\n`,
-        );
-      },
+    return await withCommandDatabase(config, async (database) => {
+      const startedAt = Date.now();
+      const source =
+        file === undefined ? io.stdin() : { stream: file.createReadStream(), size: (await file.stat()).size };
+      const input = countBytes(source.stream);
+      const report = await importStream(database.db, input, {
+        bulk,
+        replaceAll,
+        dryRun,
+        progressIntervalMs,
+        // A big file starts its worker threads at once instead of after a few batches.
+        parallel: source.size !== undefined && source.size > BIG_INPUT_BYTES ? { inlineBatches: 0 } : {},
+        onProgress: ({ lines, elapsedMs }) => {
+          io.stderr.write(
+            `${formatProgress({ lines, elapsedMs, bytesRead: input.bytesRead, totalBytes: source.size })}\n`,
+          );
+        },
+      });
+      return printReport(
+        io,
+        report,
+        path === '-' ? 'standard input' : path,
+        Date.now() - startedAt,
+        databaseLabel(config),
+      );
     });
-    return printReport(
-      io,
-      report,
-      path === '-' ? 'standard input' : path,
-      Date.now() - startedAt,
-      databaseLabel(config),
-    );
   } finally {
     await file?.close();
-    await database.close();
   }
 }
 

@@ -12,9 +12,9 @@ import {
   CommandError,
   type CommandIo,
   commandConfig,
-  openCommandDatabase,
   parseArguments,
   UsageError,
+  withCommandDatabase,
 } from '../command.js';
 
 const HELP = {
@@ -88,8 +88,7 @@ async function create(
   const profileLimit = parseLimit('profile-limit', profile);
   const ownerCheckLimit = parseLimit('owner-check-limit', ownerCheck);
   const config = commandConfig(io);
-  const database = await openCommandDatabase(config);
-  try {
+  await withCommandDatabase(config, async (database) => {
     const key = generateApiKey();
     const row = await insertApiKey(database.db, {
       id: generateApiKeyId(),
@@ -98,36 +97,29 @@ async function create(
       profileLimit,
       ownerCheckLimit,
     });
+    // Printed at once, before the database is closed: a key stored is a key shown.
     io.stdout.write(`${key}\n`);
     io.stderr.write(
       `Created ${row.id} (${limitsText(row, config)}). The key above is shown only now: give it to the app, keep no copy.\n`,
     );
-  } finally {
-    await database.close();
-  }
+  });
   return 0;
 }
 
 async function list(io: CommandIo) {
   const config = commandConfig(io);
-  const database = await openCommandDatabase(config);
-  try {
+  await withCommandDatabase(config, async (database) => {
     for (const row of await listApiKeys(database.db)) io.stdout.write(`${listLine(row, config)}\n`);
-  } finally {
-    await database.close();
-  }
+  });
   return 0;
 }
 
 async function revoke(io: CommandIo, id: string) {
-  const database = await openCommandDatabase(commandConfig(io));
-  try {
+  await withCommandDatabase(commandConfig(io), async (database) => {
     const result = await revokeApiKey(database.db, id);
     if (result === 'unknown') throw new CommandError(`No API key has the id ${JSON.stringify(id)} (see \`keys list\`)`);
     io.stdout.write(result === 'revoked' ? `Revoked ${id}.\n` : `${id} was already revoked.\n`);
-  } finally {
-    await database.close();
-  }
+  });
   return 0;
 }
 

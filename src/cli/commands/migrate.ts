@@ -1,5 +1,5 @@
 /** `npm run db:migrate`: applies the committed migrations to the configured database. */
-import { type Command, commandConfig, databaseLabel, openCommandDatabase, parseArguments } from '../command.js';
+import { type Command, commandConfig, databaseLabel, parseArguments, withCommandDatabase } from '../command.js';
 
 const HELP = {
   usage: 'npm run db:migrate',
@@ -14,8 +14,8 @@ export const migrateCommand: Command = {
   async main(io) {
     parseArguments(io, { strict: true });
     const config = commandConfig(io);
-    const database = await openCommandDatabase(config);
-    await database.close();
+    // Opening migrates.
+    await withCommandDatabase(config, async () => {});
     io.stdout.write(`${databaseLabel(config)} is migrated.\n`);
     return 0;
   },

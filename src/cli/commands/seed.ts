@@ -8,8 +8,8 @@ import {
   commandConfig,
   databaseLabel,
   formatCount,
-  openCommandDatabase,
   parseArguments,
+  withCommandDatabase,
 } from '../command.js';
 
 const HELP = {
@@ -25,16 +25,13 @@ export const seedCommand: Command = {
   async main(io) {
     parseArguments(io, { strict: true });
     const config = commandConfig(io);
-    const database = await openCommandDatabase(config);
-    try {
+    await withCommandDatabase(config, async (database) => {
       const report = await seedDemoData(database.db);
       io.stdout.write(
         `Demo data in ${databaseLabel(config).replace(/^The /, 'the ')}: ${formatCount(report.namespaces)} namespaces and ` +
           `${formatCount(report.profiles)} profiles (${formatCount(report.profilesChanged)} new or changed).\n`,
       );
-    } finally {
-      await database.close();
-    }
+    });
     return 0;
   },
 };
