@@ -60,10 +60,14 @@ export async function createOutageScene(): Promise<OutageScene> {
       // new ones (refused, or not yet), and a pool, the LISTEN session and the key store
       // reconnecting side by side on a busy machine were seen never to be at none for 10 s.
       const had = fake.openNow();
-      await until(async () => {
+      const stillOpen = () => {
         const now = fake.openNow();
-        return ![...had].some((connection) => now.has(connection));
-      }, 'the client let go of its connections');
+        return [...had].filter((connection) => now.has(connection)).length;
+      };
+      await until(() => stillOpen() === 0, 'the client let go of its connections').catch((error: unknown) => {
+        // What the next reader of a failure needs: how many of them stayed, out of how many.
+        throw new Error(`${(error as Error).message} (${stillOpen()} of ${had.size} still open)`);
+      });
       await sleep(100);
     },
     async close() {
