@@ -79,6 +79,25 @@ describe('client mistakes', () => {
     expect(log.lines.filter((line) => line.level >= ERROR_LEVEL)).toEqual([]);
   });
 
+  it.each([
+    [5, 'number'],
+    [true, 'boolean'],
+    [['a'], 'array'],
+    [{ toString: false }, 'object'],
+    [{ toString: 1, valueOf: 2 }, 'object'],
+  ])('answers a JSON body whose operationName is %j with 400, logged below error', async (operationName, type) => {
+    log.lines.length = 0;
+    for (const accept of ['application/json', 'application/graphql-response+json']) {
+      const response = await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept },
+        body: JSON.stringify({ query: '{ profile(name: "demo@me") { name } }', operationName }),
+      });
+      await expectBadRequest(response, `Expected "operationName" param to be a string, but given ${type}.`);
+    }
+    expect(log.lines.filter((line) => line.level >= ERROR_LEVEL)).toEqual([]);
+  });
+
   it('answers a form body with broken variables as a 400 too', async () => {
     const response = await fetch(`${server.url}/graphql`, {
       method: 'POST',

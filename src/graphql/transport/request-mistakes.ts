@@ -9,6 +9,10 @@
  * - A `persistedQuery` extension that is not `{ version: 1, sha256Hash: <string> }`: the
  *   persisted-query plugin ignored it, and the request failed later for its missing query with a
  *   spec-only status (200 for `application/json` clients).
+ * - An `operationName` in a JSON body that is not a string (a number, a list, an object): Yoga
+ *   checks the other parameters' types but not this one, so `{"toString": false}` reached code
+ *   that reads it as text and failed as an INTERNAL_SERVER_ERROR (200), and `5` was answered as
+ *   an operation not found. Both are now a 400 that names the parameter.
  * - Media types are case-insensitive (RFC 9110 8.3.1): `Application/JSON` was a 415. The type is
  *   lower-cased before Yoga picks its parser; its parameters (a multipart boundary) are kept.
  *
@@ -59,6 +63,9 @@ function isPersistedQuery(value: unknown): boolean {
   return version === 1 && typeof sha256Hash === 'string';
 }
 
+/** A JSON value's type as a client would call it (Yoga's own messages say `array`, not `object`). */
+const typeOfJson = (value: unknown): string => (Array.isArray(value) ? 'array' : typeof value);
+
 export function requestMistakesPlugin(): Plugin {
   return {
     onRequest({ request }) {
@@ -80,6 +87,10 @@ export function requestMistakesPlugin(): Plugin {
       }
     },
     onParams({ params }) {
+      const { operationName } = params as { operationName?: unknown };
+      if (operationName != null && typeof operationName !== 'string') {
+        throw badRequest(`Expected "operationName" param to be a string, but given ${typeOfJson(operationName)}.`);
+      }
       const persisted = params.extensions?.persistedQuery;
       if (persisted !== undefined && persisted !== null && !isPersistedQuery(persisted)) {
         throw badRequest(`Invalid persistedQuery extension: ${PERSISTED_QUERY_SHAPE}`);
