@@ -108,6 +108,10 @@ export function singleSession(
     max: 1,
     connect_timeout: settings.connectTimeoutSeconds,
     prepare: settings.poolMode === 'session',
+    // These sessions send and read no arrays. And postgres.js runs the query that fetches array
+    // types as a promise nobody awaits: a close while it ran (a shutdown during a reconnect of the
+    // LISTEN) was an unhandled rejection, which ends a Node process.
+    fetch_types: false,
     onnotice: () => {},
     connection: parameters,
   });

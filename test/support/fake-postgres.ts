@@ -56,6 +56,8 @@ export interface FakePostgres {
   readonly openConnections: number;
   /** The client connections open now, each the same object for as long as it is open. */
   openNow(): ReadonlySet<object>;
+  /** What happened on a connection of openNow(), for a test's failure message. */
+  describe(connection: object): string;
   readonly behaviour: FakeBehaviour;
   /** `url` with its host and port replaced by the fake's. */
   urlThrough(url: string): string;
@@ -112,9 +114,26 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
   let behaviour: FakeBehaviour = { kind: 'forward' };
   let accepted = 0;
   const open = new Set<net.Socket>();
+  /** Per connection: when it was accepted and what happened on it since (see describe()). */
+  const histories = new WeakMap<net.Socket, { acceptedAt: number; events: string[] }>();
+  const note = (client: net.Socket, event: string) => {
+    const history = histories.get(client);
+    history?.events.push(`${event} +${Date.now() - history.acceptedAt} ms`);
+  };
 
   const forward = (client: net.Socket) => {
     const upstream = net.connect(target.port, target.host);
+    let fromClient = 0;
+    let toClient = 0;
+    client.on('data', (chunk: Buffer) => {
+      fromClient += chunk.length;
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      toClient += chunk.length;
+    });
+    upstream.on('end', () => note(client, `upstream ended (${fromClient} B sent, ${toClient} B received)`));
+    client.on('end', () => note(client, `client ended (${fromClient} B sent, ${toClient} B received)`));
+    upstream.on('close', (hadError) => note(client, `upstream closed${hadError ? ' with an error' : ''}`));
     // A reset upstream (or a refused connect) reaches the client as a reset; a close travels
     // through the pipe as a close after the last bytes (a FATAL error is read, not lost).
     upstream.on('error', () => client.resetAndDestroy());
@@ -129,6 +148,7 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
   const server = net.createServer((client) => {
     accepted += 1;
     open.add(client);
+    histories.set(client, { acceptedAt: Date.now(), events: [`accepted as #${accepted} (${behaviour.kind})`] });
     client.on('close', () => open.delete(client));
     client.on('error', () => client.destroy());
     const current = behaviour;
@@ -165,6 +185,11 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
       return open.size;
     },
     openNow: () => new Set(open),
+    describe(connection) {
+      const history = histories.get(connection as net.Socket);
+      if (history === undefined) return 'not a connection of this fake';
+      return `${history.events.join(', ')}; now +${Date.now() - history.acceptedAt} ms`;
+    },
     get behaviour() {
       return behaviour;
     },

@@ -62,11 +62,14 @@ export async function createOutageScene(): Promise<OutageScene> {
       const had = fake.openNow();
       const stillOpen = () => {
         const now = fake.openNow();
-        return [...had].filter((connection) => now.has(connection)).length;
+        return [...had].filter((connection) => now.has(connection));
       };
-      await until(() => stillOpen() === 0, 'the client let go of its connections').catch((error: unknown) => {
-        // What the next reader of a failure needs: how many of them stayed, out of how many.
-        throw new Error(`${(error as Error).message} (${stillOpen()} of ${had.size} still open)`);
+      await until(() => stillOpen().length === 0, 'the client let go of its connections').catch((error: unknown) => {
+        // What the next reader of a failure needs: which of them stayed, out of how many, and what
+        // each saw (whether the server's close reached the client, and whether the client answered it).
+        const stayed = stillOpen();
+        const histories = stayed.map((connection) => fake.describe(connection)).join('; ');
+        throw new Error(`${(error as Error).message} (${stayed.length} of ${had.size} still open: ${histories})`);
       });
       await sleep(100);
     },
