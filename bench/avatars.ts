@@ -181,6 +181,10 @@ export async function measureAvatars(options: AvatarBenchOptions): Promise<Avata
       LOG_LEVEL: 'warn',
       PROFILE_LIMIT: '0',
       AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+      // The service's bound on new variants a second, when a run compares settings.
+      ...(process.env.BENCH_AVATAR_RESIZES_PER_SECOND === undefined
+        ? {}
+        : { AVATAR_RESIZES_PER_SECOND: process.env.BENCH_AVATAR_RESIZES_PER_SECOND }),
     });
     started.push(service.process);
     const cachedPath = '/api/pic-0@benchav/avatar?size=64';

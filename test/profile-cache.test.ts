@@ -22,7 +22,7 @@ import { createLogger } from '../src/logging/logger.js';
 import { contentHash } from '../src/profiles/content-hash.js';
 import { Profile } from '../src/profiles/profile.js';
 import { ProfileCache } from '../src/service/profile-cache.js';
-import { createProfilesService } from '../src/service/profiles-service.js';
+import { CACHE_FILL_MAX_NAMES, createProfilesService } from '../src/service/profiles-service.js';
 import { ServiceRequest } from '../src/service/request.js';
 import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
@@ -127,6 +127,37 @@ describe.skipIf(GRAPHQL_PATH_RERUN).each(databaseKinds())('the service with the 
       expect(stillMissing.rateLimit?.remaining).toBe(1);
       await expect(service.lookupProfile(request(), 'demo@me')).resolves.toMatchObject({ rateLimit: { remaining: 0 } });
       await expect(service.lookupProfile(request(), 'demo@me')).rejects.toMatchObject({ name: 'RateLimitedError' });
+    } finally {
+      await limits.close();
+    }
+  });
+
+  it('fills the cache from lookups of a few names, not from larger batches, and answers both from it', async () => {
+    const limits = createRateLimits(loadConfig({ NODE_ENV: 'test', PROFILE_LIMIT: '0' }), logger);
+    const cache = new ProfileCache(100, () => true);
+    const service = createProfilesService({ database: handle, limits, cache, logger });
+    const request = () => new ServiceRequest('198.51.100.3', 'cache-fill-test');
+    const unknown = (count: number) => Array.from({ length: count }, (_, i) => `unknown${i}@me`);
+    try {
+      // A batch past the bound reads the database and keeps nothing of what it read.
+      const large = ['demo@me', ...unknown(CACHE_FILL_MAX_NAMES)];
+      statements.reset();
+      await service.lookupProfiles(request(), large);
+      await service.lookupProfiles(request(), large);
+      expect(statements.touching('profiles')).toHaveLength(2);
+      expect(cache.stats().entries).toBe(0);
+
+      // A lookup within the bound fills the cache, found or not ...
+      const few = ['demo@me', ...unknown(CACHE_FILL_MAX_NAMES - 1)];
+      await service.lookupProfiles(request(), few);
+      expect(cache.stats().entries).toBe(CACHE_FILL_MAX_NAMES);
+      // ... and a large batch of only those names then answers from memory.
+      statements.reset();
+      const answers = await service.lookupProfiles(request(), [...few, ...few]);
+      expect(statements.touching('profiles')).toHaveLength(0);
+      expect(answers.value.map((profile) => profile?.name ?? null)).toEqual(
+        [...few, ...few].map((name) => (name === 'demo@me' ? 'demo@me' : null)),
+      );
     } finally {
       await limits.close();
     }

@@ -78,6 +78,17 @@ export interface ProfilesServiceDeps {
   edge?: EdgeCaching;
 }
 
+/**
+ * The most names a call may ask for and still fill the profile cache with what it loaded. A call
+ * of a few names is the hot set the cache is for (one profile, a page of a handful); one of tens
+ * or hundreds (`profiles(names:)`, the REST batch, live updates' reads after an import) is a
+ * scan: filling from it would push the hot names out, up to a hundred per request, and every
+ * profile it kept would outlive the young generation only to die in the old one. Such calls
+ * still answer from the cache what it holds (docs/decisions.md, "Batches read the profile cache
+ * but do not fill it").
+ */
+export const CACHE_FILL_MAX_NAMES = 10;
+
 export function createProfilesService({ database, limits, cache, logger, edge }: ProfilesServiceDeps): ProfilesService {
   const sharedLookups = createSharedProfileLookups(database);
   const loadersOf = (request: ServiceRequest): Loaders => {
@@ -125,9 +136,11 @@ export function createProfilesService({ database, limits, cache, logger, edge }:
     const loaded = await read(request, rateLimit, () =>
       Promise.all(missing.map((name) => loadersOf(request).profileByName.load(name))),
     );
-    missing.forEach((name, index) => {
-      cache.fill(name, loaded[index] ?? null, ticket);
-    });
+    if (names.length <= CACHE_FILL_MAX_NAMES) {
+      missing.forEach((name, index) => {
+        cache.fill(name, loaded[index] ?? null, ticket);
+      });
+    }
     const byName = new Map(missing.map((name, index) => [name, loaded[index] ?? null]));
     return names.map((name, index) => answers[index] ?? byName.get(name) ?? null);
   };
