@@ -58,6 +58,8 @@ export interface FakePostgres {
   openNow(): ReadonlySet<object>;
   /** What happened on a connection of openNow(), for a test's failure message. */
   describe(connection: object): string;
+  /** Resets connections of openNow() (the client sees ECONNRESET). */
+  reset(connections: readonly object[]): void;
   readonly behaviour: FakeBehaviour;
   /** `url` with its host and port replaced by the fake's. */
   urlThrough(url: string): string;
@@ -185,6 +187,15 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
       return open.size;
     },
     openNow: () => new Set(open),
+    reset(connections) {
+      for (const connection of connections) {
+        const socket = connection as net.Socket;
+        if (open.has(socket)) {
+          note(socket, 'reset by the test');
+          socket.resetAndDestroy();
+        }
+      }
+    },
     describe(connection) {
       const history = histories.get(connection as net.Socket);
       if (history === undefined) return 'not a connection of this fake';
