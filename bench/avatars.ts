@@ -21,7 +21,7 @@ import sharp from 'sharp';
 import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
 import { type ServerProcess, type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
-import { cycle } from './support.js';
+import { benchServiceSettings, cycle } from './support.js';
 
 const IMAGES = 2000;
 const PLAIN = 2000;
@@ -181,10 +181,7 @@ export async function measureAvatars(options: AvatarBenchOptions): Promise<Avata
       LOG_LEVEL: 'warn',
       PROFILE_LIMIT: '0',
       AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
-      // The service's bound on new variants a second, when a run compares settings.
-      ...(process.env.BENCH_AVATAR_RESIZES_PER_SECOND === undefined
-        ? {}
-        : { AVATAR_RESIZES_PER_SECOND: process.env.BENCH_AVATAR_RESIZES_PER_SECOND }),
+      ...benchServiceSettings(),
     });
     started.push(service.process);
     const cachedPath = '/api/pic-0@benchav/avatar?size=64';

@@ -356,13 +356,8 @@ async function main(): Promise<void> {
         (i) => exchange(app.handle, scenario.requests[i % scenario.requests.length] as Shape),
         true,
       );
-      if (profiling !== undefined && inProcessProfile !== undefined) {
-        const { profile: whole } = await profiling.post('Profiler.stop');
-        profiling.disconnect();
-        writeFileSync(
-          list.length === 1 ? inProcessProfile : `${inProcessProfile}.${scenario.key}`,
-          JSON.stringify(whole),
-        );
+      if (profiling !== undefined) {
+        await endProfile(profiling, list.length === 1 ? inProcessProfile : `${inProcessProfile}.${scenario.key}`);
       }
       const httpRounds = rounds.get(scenario.key) ?? [];
       figures.push({
@@ -539,11 +534,16 @@ async function startProfile(): Promise<Session> {
   return session;
 }
 
-async function stopProfile(session: Session): Promise<ProfileSummary> {
+/** Ends a profile; `file` keeps it whole, to open in Chrome DevTools (Performance, "Load profile") or to walk by call tree. */
+async function endProfile(session: Session, file: string | undefined) {
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
-  // The whole profile, to open in Chrome DevTools (Performance, "Load profile") or to walk by call tree.
-  if (flags['cpu-prof-out'] !== undefined) writeFileSync(flags['cpu-prof-out'], JSON.stringify(profile));
+  if (file !== undefined) writeFileSync(file, JSON.stringify(profile));
+  return profile;
+}
+
+async function stopProfile(session: Session): Promise<ProfileSummary> {
+  const profile = await endProfile(session, flags['cpu-prof-out']);
   const hits = new Map<number, number>();
   for (const id of profile.samples ?? []) hits.set(id, (hits.get(id) ?? 0) + 1);
   const total = profile.samples?.length ?? 1;

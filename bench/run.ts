@@ -56,6 +56,7 @@ import {
 import { type EdgeFigure, edgeMissing, edgeSection, measureEdge } from './edge.js';
 import { measureSubscribers, type SubscribersFigure, subscribersSection } from './subscribers.js';
 import {
+  benchServiceSettings,
   createDatabaseIfMissing,
   cycle,
   type DiscoveryPaths,
@@ -386,14 +387,7 @@ async function main(): Promise<void> {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     PROFILE_LIMIT: '0',
-    // Settings of the service to compare, as `NAME=value,NAME=value` (the service's variables are
-    // otherwise not passed on: docs/testing.md).
-    ...Object.fromEntries(
-      (process.env.BENCH_SERVICE_ENV ?? '')
-        .split(',')
-        .filter((pair) => pair.includes('='))
-        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-    ),
+    ...benchServiceSettings(),
   };
   const statements = await statementsOfOneBatch(url, names);
   const apiKey = await createBenchApiKey(url);
