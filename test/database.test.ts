@@ -59,7 +59,7 @@ describe.each(databaseKinds())('database on %s', (kind) => {
     ).rejects.toThrow();
 
     expect(await findProfilesByNames(db, ['a@cascade', 'missing@cascade'])).toHaveLength(1);
-    expect(await recordsOf(db, 'a@cascade')).toEqual([{ key: 3, type: 'name', value: 'A' }]);
+    expect(await recordsOf(db, 'a@cascade')).toEqual([{ key: '3', type: 'name', raw: 'A' }]);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'owner@example.com')).toBe(true);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'maker@example.com')).toBe(true);
     expect(await isOwnerOrCreator(db, 'a@cascade', 'nobody@example.com')).toBe(false);
@@ -80,7 +80,7 @@ describe.each(databaseKinds())('database on %s', (kind) => {
     const social = { twitter: 'demo', discord: 'demo#0001', instagram: 'demo.pics' };
     await db.insert(records).values({ profileId: row!.id, key: 6, type: 'social', value: social });
     const [stored] = await recordsOf(db, 'o@order');
-    expect(Object.keys(stored!.value as object)).toEqual(['twitter', 'discord', 'instagram']);
+    expect(Object.keys(stored!.raw as object)).toEqual(['twitter', 'discord', 'instagram']);
   });
 
   it('gives back string values that look like JSON as strings', async () => {
@@ -100,7 +100,7 @@ describe.each(databaseKinds())('database on %s', (kind) => {
     await db
       .insert(records)
       .values(values.map((value, key) => ({ profileId: row!.id, key, type: 'notes_raw', value })));
-    expect((await recordsOf(db, 's@strings')).map((record) => record.value)).toEqual(values);
+    expect((await recordsOf(db, 's@strings')).map((record) => record.raw)).toEqual(values);
   });
 });
 

@@ -85,6 +85,27 @@ describe('record variants', () => {
     ['link', { n: 1 }, 'GenericRecord'],
     ['Name', 'case matters', 'GenericRecord'],
   ])('%s with %j is a %s', (type, value, variant) => {
-    expect(recordVariant({ type, value: value as never })).toBe(variant);
+    expect(recordVariant({ type, raw: value as never })).toBe(variant);
+  });
+});
+
+describe('fields read per record', () => {
+  // A field without a resolver is a property read in graphql-jit's compiled code; one with a
+  // resolver is a call with a resolve info object built for it, per record of every profile
+  // (`profiles(names:)` of 100 names reads about a thousand records).
+  it('are properties, not resolvers: Profile.records and key, type and raw of every record type', () => {
+    const profile = schema.getType('Profile');
+    const record = schema.getType('ProfileRecord');
+    if (!isObjectType(profile) || !isInterfaceType(record)) throw new Error('Profile or ProfileRecord changed kind');
+    const resolved: string[] = [];
+    if (profile.getFields().records?.resolve !== undefined) resolved.push('Profile.records');
+    for (const type of [record, ...schema.getPossibleTypes(record)]) {
+      for (const name of ['key', 'type', 'raw']) {
+        const field = type.getFields()[name];
+        if (field === undefined) throw new Error(`${type.name}.${name} is gone`);
+        if (field.resolve !== undefined) resolved.push(`${type.name}.${name}`);
+      }
+    }
+    expect(resolved).toEqual([]);
   });
 });

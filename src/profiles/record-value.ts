@@ -50,8 +50,10 @@ export function parseJsonKeepingOrder(text: string): unknown {
 export function hasArrayIndexKey(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (Array.isArray(value)) return value.some(hasArrayIndexKey);
-  for (const [key, entry] of Object.entries(value)) {
-    if (isArrayIndex(key) || hasArrayIndexKey(entry)) return true;
+  // for…in rather than Object.entries: no array per object (this runs on every map record read).
+  const object = value as Record<string, unknown>;
+  for (const key in object) {
+    if (Object.hasOwn(object, key) && (isArrayIndex(key) || hasArrayIndexKey(object[key]))) return true;
   }
   return false;
 }

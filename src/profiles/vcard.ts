@@ -21,7 +21,7 @@ export interface VCardSource {
   name: string;
   description: string;
   image: string;
-  records: ReadonlyArray<{ type: string; value: unknown }>;
+  records: ReadonlyArray<{ type: string; raw: unknown }>;
 }
 
 export interface VCardLinks {
@@ -50,9 +50,7 @@ export function profileVCard(profile: VCardSource, links: VCardLinks): string {
   const add = (property: string, value: string) => lines.push(`${property}:${value}`);
   const stringsOf = (type: string) =>
     profile.records.flatMap((record) =>
-      record.type === type && typeof record.value === 'string' && record.value.trim() !== ''
-        ? [record.value.trim()]
-        : [],
+      record.type === type && typeof record.raw === 'string' && record.raw.trim() !== '' ? [record.raw.trim()] : [],
     );
 
   add('FN', escapeText(stringsOf('name')[0] ?? profile.name));
@@ -66,8 +64,8 @@ export function profileVCard(profile: VCardSource, links: VCardLinks): string {
     if (url !== null) add('URL', url);
   }
   for (const record of profile.records) {
-    if (record.type !== 'social' || !isStringMap(record.value)) continue;
-    for (const [network, handle] of Object.entries(record.value)) {
+    if (record.type !== 'social' || !isStringMap(record.raw)) continue;
+    for (const [network, handle] of Object.entries(record.raw)) {
       if (handle.trim() !== '') lines.push(socialLine(network, handle.trim(), links));
     }
   }

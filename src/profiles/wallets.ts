@@ -56,8 +56,8 @@ export function walletOf(symbol: string, address: string): Wallet {
 /** Every entry of the profile's `crypto` records: records in key order, entries in stored order. */
 export function walletsOf(profile: Profile): Wallet[] {
   return profile.records.flatMap((record) =>
-    record.type === 'crypto' && isStringMap(record.value)
-      ? Object.entries(record.value).map(([symbol, address]) => walletOf(symbol, address))
+    record.type === 'crypto' && isStringMap(record.raw)
+      ? Object.entries(record.raw).map(([symbol, address]) => walletOf(symbol, address))
       : [],
   );
 }

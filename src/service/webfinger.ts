@@ -88,9 +88,9 @@ function jrdLinks(profile: Profile, links: Links): JrdLink[] {
     { rel: REL_AVATAR, type: 'image/*', href: links.avatar(profile.name, AVATAR_SIZE.default, avatarVersion(profile)) },
   ];
   const page = profile.records.find(
-    (record) => record.type === 'web_url' && typeof record.value === 'string' && record.value.trim() !== '',
+    (record) => record.type === 'web_url' && typeof record.raw === 'string' && record.raw.trim() !== '',
   );
-  const href = typeof page?.value === 'string' ? httpUrl(page.value) : null;
+  const href = typeof page?.raw === 'string' ? httpUrl(page.raw) : null;
   if (href !== null) result.push({ rel: REL_PROFILE_PAGE, type: 'text/html', href });
   return result;
 }

@@ -105,10 +105,9 @@ export function registerProfileType(builder: Builder, ProfileRecordRef: Interfac
         description: 'The traits `domain`, `level` and `length`, in that order.',
         resolve: attributesOf,
       }),
-      records: t.field({
+      records: t.expose('records', {
         type: [ProfileRecordRef],
         description: 'Every record, in ascending key order.',
-        resolve: (profile) => profile.records,
       }),
       record: t.field({
         type: ProfileRecordRef,

@@ -19,7 +19,7 @@ export type RecordVariant =
   | 'MapRecord'
   | 'GenericRecord';
 
-export function recordVariant({ type, value }: Pick<ProfileRecord, 'type' | 'value'>): RecordVariant {
+export function recordVariant({ type, raw: value }: Pick<ProfileRecord, 'type' | 'raw'>): RecordVariant {
   if (typeof value === 'string') {
     if (TEXT_RECORD_TYPES.has(type)) return 'TextRecord';
     return type === 'phone' ? 'PhoneRecord' : 'GenericRecord';
@@ -93,15 +93,13 @@ function registerProfileRecord(builder: Builder): InterfaceOf<ProfileRecord> {
       'Query the variants with inline fragments for typed values, or `raw` for the value exactly as stored.',
     resolveType: (record) => recordVariant(record),
     fields: (t) => ({
-      key: t.string({
+      key: t.exposeString('key', {
         description: 'The numeric key, as a string (the key of the REST `records` object).',
-        resolve: (record) => String(record.key),
       }),
       type: t.exposeString('type', { description: 'The record type, e.g. `name`, `phone`, `social`.' }),
-      raw: t.field({
+      raw: t.expose('raw', {
         type: 'JSON',
         description: 'The value exactly as stored: a string, or an object of string to string (the REST value).',
-        resolve: (record) => record.value,
       }),
     }),
   });
@@ -123,7 +121,7 @@ function registerTextRecord(builder: Builder, { ProfileRecordRef }: RecordRefs):
       'A string record: name, email, website, tg_bot, web_url or web3_url. May be the empty string when unset.',
     interfaces: [ProfileRecordRef],
     fields: (t) => ({
-      value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.value) }),
+      value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.raw) }),
     }),
   });
 }
@@ -133,10 +131,10 @@ function registerPhoneRecord(builder: Builder, { ProfileRecordRef }: RecordRefs)
     description: 'The phone record: a comma-separated list of numbers.',
     interfaces: [ProfileRecordRef],
     fields: (t) => ({
-      value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.value) }),
+      value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.raw) }),
       numbers: t.stringList({
         description: 'The single numbers: the value split on commas, trimmed, blanks left out.',
-        resolve: (record) => phoneNumbers(textOf(record.value)),
+        resolve: (record) => phoneNumbers(textOf(record.raw)),
       }),
     }),
   });
@@ -162,7 +160,7 @@ function registerKeyedMapRecord(
       entries: t.field({
         type: [RecordEntryRef],
         description: 'Every entry, in stored order, also those without a field of their own.',
-        resolve: (record) => entriesOf(record.value),
+        resolve: (record) => entriesOf(record.raw),
       }),
       ...Object.fromEntries(
         keys.map((key) => [
@@ -170,7 +168,7 @@ function registerKeyedMapRecord(
           t.string({
             nullable: true,
             description: `The ${key} ${what}, or null.`,
-            resolve: (record) => entryOf(record.value, key),
+            resolve: (record) => entryOf(record.raw, key),
           }),
         ]),
       ),
@@ -186,13 +184,13 @@ function registerMapRecord(builder: Builder, { ProfileRecordRef, RecordEntryRef 
       entries: t.field({
         type: [RecordEntryRef],
         description: 'Every entry, in stored order.',
-        resolve: (record) => entriesOf(record.value),
+        resolve: (record) => entriesOf(record.raw),
       }),
       entry: t.string({
         nullable: true,
         description: 'The value under one label, or null.',
         args: { key: t.arg.string({ required: true, description: 'The label, e.g. `Blog`.' }) },
-        resolve: (record, args) => entryOf(record.value, args.key),
+        resolve: (record, args) => entryOf(record.raw, args.key),
       }),
     }),
   });
