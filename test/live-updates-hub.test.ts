@@ -90,6 +90,34 @@ describe('the live-updates hub', () => {
     for (const subscription of opened) subscription.close();
     expect(live.stats()).toMatchObject({ open: { sse: 0 }, clients: 0, watchedNames: 0 });
   });
+
+  it('sends one event per change, also when the change is heard again or was read already', async () => {
+    let description = 'First';
+    const live = hub({
+      readProfiles: async (names) =>
+        names.map((name) => ({ name, description, etag: `"${description}"` }) as unknown as Profile),
+    });
+    const events: ProfileChangeEvent[] = [];
+    const opened = (await live.admit(request(), ['ada@me'])).open('rest', {
+      push: (sent) => events.push(sent) > 0,
+      end: () => {},
+    });
+    const reads = () => live.stats().reads;
+    await until(() => reads() === 2, 5000, 'the read when the subscription opens');
+    description = 'Second';
+    live.changed(['ada@me']);
+    await until(() => events.length === 1, 5000, 'the change as an event');
+    // The same change heard twice (a notification repeated, or one that came while a check had
+    // already read the change): read again, but nothing new to send.
+    live.changed(['ada@me']);
+    await until(() => reads() === 4, 5000, 'the second read');
+    description = 'Third';
+    live.changed(['ada@me']);
+    await until(() => events.length === 2, 5000, 'the next change');
+    expect(events.map((sent) => sent.profile?.description)).toEqual(['Second', 'Third']);
+    opened.close();
+    live.close();
+  });
 });
 
 /** A connection whose unsent bytes the test sets. */

@@ -177,9 +177,14 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
 
   const deliver = (name: string, entry: Watched, mode: ReadMode, profile: Profile | null) => {
     const etag = profile?.etag ?? null;
-    const differs = entry.seen !== undefined && entry.seen !== etag;
+    const known = entry.seen !== undefined;
+    const differs = known && entry.seen !== etag;
     entry.seen = etag;
-    if (mode === 'baseline' || (mode === 'check' && !differs)) return;
+    // An event announces a profile its subscribers have not been sent: none when the read finds
+    // what was last seen, though a change was heard (another read announced it already, as a
+    // check that was running when the notification came, or the change was undone meanwhile).
+    // A check of a name never read is its first reading, not a change.
+    if (mode === 'baseline' || (known ? !differs : mode === 'check')) return;
     const event: ProfileChangeEvent = { name, profile };
     for (const subscriber of entry.subscribers) {
       counters.events += 1;
