@@ -91,6 +91,35 @@ describe('the live-updates hub', () => {
     expect(live.stats()).toMatchObject({ open: { sse: 0 }, clients: 0, watchedNames: 0 });
   });
 
+  it('sends a change announced while a subscriber of a watched name was being admitted to it too, once', async () => {
+    let description = 'First';
+    const live = hub({
+      readProfiles: async (names) =>
+        names.map((name) => ({ name, description, etag: `"${description}"` }) as unknown as Profile),
+    });
+    const sink = (events: ProfileChangeEvent[]) => ({
+      push: (sent: ProfileChangeEvent) => events.push(sent) > 0,
+      end: () => {},
+    });
+    const first: ProfileChangeEvent[] = [];
+    const second: ProfileChangeEvent[] = [];
+    const opened = [(await live.admit(request(), ['ada@me'])).open('rest', sink(first))];
+    await until(() => live.stats().reads === 2, 5000, 'the read when the first subscription opens');
+    // The second subscriber is answered knowing "First"; the change is announced before it opens.
+    const admission = await live.admit(request('192.0.2.2'), ['ada@me']);
+    description = 'Second';
+    live.changed(['ada@me']);
+    await until(() => first.length === 1, 5000, 'the change to the first subscriber');
+    opened.push(admission.open('rest', sink(second)));
+    await until(() => second.length === 1, 5000, 'the change to the second subscriber');
+    await until(() => live.stats().reads === 4, 5000, 'the read for the second subscriber');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(first.map((sent) => sent.profile?.description)).toEqual(['Second']);
+    expect(second.map((sent) => sent.profile?.description)).toEqual(['Second']);
+    for (const subscription of opened) subscription.close();
+    live.close();
+  });
+
   it('sends one event per change, also when the change is heard again or was read already', async () => {
     let description = 'First';
     const live = hub({

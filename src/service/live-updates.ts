@@ -148,6 +148,11 @@ interface Watched {
   seen: string | null | undefined;
   reading: boolean;
   next: ReadMode | undefined;
+  /**
+   * Subscribers that joined after another profile than `seen` was what they knew (it was announced
+   * while they were being admitted): the next read sends them the profile, changed or not.
+   */
+  owed: Set<Subscriber> | undefined;
 }
 
 export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
@@ -179,14 +184,20 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     const etag = profile?.etag ?? null;
     const known = entry.seen !== undefined;
     const differs = known && entry.seen !== etag;
+    const { owed } = entry;
     entry.seen = etag;
+    entry.owed = undefined;
     // An event announces a profile its subscribers have not been sent: none when the read finds
     // what was last seen, though a change was heard (another read announced it already, as a
     // check that was running when the notification came, or the change was undone meanwhile).
-    // A check of a name never read is its first reading, not a change.
-    if (mode === 'baseline' || (known ? !differs : mode === 'check')) return;
+    // A check of a name never read is its first reading, not a change. Subscribers owed the
+    // profile get it either way.
+    const unchanged = mode === 'baseline' || (known ? !differs : mode === 'check');
+    const recipients = unchanged ? owed : entry.subscribers;
+    if (recipients === undefined) return;
     const event: ProfileChangeEvent = { name, profile };
-    for (const subscriber of entry.subscribers) {
+    for (const subscriber of recipients) {
+      if (!entry.subscribers.has(subscriber)) continue; // gone since it was owed
       counters.events += 1;
       if (!subscriber.sink.push(event)) drop(subscriber);
     }
@@ -201,23 +212,33 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     );
 
   /**
-   * What the names nobody watches yet are now, read before the subscription is answered: a change
-   * committed after the answer then differs from it, also one whose notification came while the
-   * change feed was not live (heard again only as "everything may have changed"). Read after the
-   * answer, as it once was, the baseline could already hold such a change and hide it. Empty when
-   * the read fails: the names then get their baseline read after opening, retried as any read.
+   * What a subscriber knows of its names when its subscription is answered (their ETags). For a
+   * watched name, the profile last read, which its subscribers were sent. The names nobody watches
+   * yet are read: a change committed after the answer then differs from it, also one whose
+   * notification came while the change feed was not live (heard again only as "everything may
+   * have changed"). Read after the answer, as it once was, the baseline could already hold such a
+   * change and hide it. Without them when the read fails: the names then get their baseline read
+   * after opening, retried as any read.
    */
   const readBaselines = async (names: readonly string[]): Promise<Map<string, string | null>> => {
-    const unwatched = names.filter((name) => !watched.has(name));
-    if (unwatched.length === 0) return new Map();
+    const baselines = new Map<string, string | null>();
+    const unwatched: string[] = [];
+    for (const name of names) {
+      const entry = watched.get(name);
+      if (entry === undefined) unwatched.push(name);
+      else if (entry.seen !== undefined) baselines.set(name, entry.seen);
+    }
+    if (unwatched.length === 0) return baselines;
     counters.reads += 1;
     try {
       const profiles = await deps.readProfiles(unwatched);
-      return new Map(unwatched.map((name, index) => [name, profiles[index]?.etag ?? null]));
+      unwatched.forEach((name, index) => {
+        baselines.set(name, profiles[index]?.etag ?? null);
+      });
     } catch (error) {
       logFailedRead(error, unwatched.length);
-      return new Map();
     }
+    return baselines;
   };
 
   const flush = async () => {
@@ -297,13 +318,20 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     perClientOpen.set(request.clientKey, (perClientOpen.get(request.clientKey) ?? 0) + 1);
     for (const name of names) {
       let entry = watched.get(name);
+      const baseline = baselines.get(name);
       if (entry === undefined) {
-        entry = { subscribers: new Set(), seen: baselines.get(name), reading: false, next: undefined };
+        entry = { subscribers: new Set(), seen: baseline, reading: false, next: undefined, owed: undefined };
         watched.set(name, entry);
         // With the admission's baseline: whether it changed before the name was watched (its
         // notification went to nobody). Without: what it is now, so that a later "everything
         // changed" can tell what did.
         want(entry, entry.seen === undefined ? 'baseline' : 'check');
+        scheduleFlush();
+      } else if (baseline !== undefined && entry.seen !== undefined && baseline !== entry.seen) {
+        // Announced to the others between this subscriber's answer and now: it is owed the profile.
+        entry.owed ??= new Set();
+        entry.owed.add(subscriber);
+        want(entry, 'check');
         scheduleFlush();
       }
       entry.subscribers.add(subscriber);

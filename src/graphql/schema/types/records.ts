@@ -19,12 +19,12 @@ export type RecordVariant =
   | 'MapRecord'
   | 'GenericRecord';
 
-export function recordVariant({ type, raw: value }: Pick<ProfileRecord, 'type' | 'raw'>): RecordVariant {
-  if (typeof value === 'string') {
+export function recordVariant({ type, raw }: Pick<ProfileRecord, 'type' | 'raw'>): RecordVariant {
+  if (typeof raw === 'string') {
     if (TEXT_RECORD_TYPES.has(type)) return 'TextRecord';
     return type === 'phone' ? 'PhoneRecord' : 'GenericRecord';
   }
-  if (isStringMap(value)) {
+  if (isStringMap(raw)) {
     if (type === 'social') return 'SocialRecord';
     if (type === 'crypto') return 'CryptoRecord';
     if (GENERAL_MAP_RECORD_TYPES.has(type)) return 'MapRecord';
