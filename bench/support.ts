@@ -155,10 +155,6 @@ async function waitUntilReady(baseUrl: string, timeoutMs = 60_000): Promise<void
 }
 
 /**
- * The service as `npm start` runs it: compiled JavaScript with the V8 flags of package.json's
- * `config.nodeFlags` (built first when dist/ is stale), without npm's own process in between.
- */
-/**
  * Settings a run gives the benchmark's service processes, from `BENCH_SERVICE_ENV`
  * (`NAME=value,NAME=value`): the service's own variables of the shell are not passed on
  * (SERVICE_VARIABLES in test/support/server-process.ts), so settings to compare come this way.
@@ -172,6 +168,10 @@ export function benchServiceSettings(): Record<string, string> {
   return settings;
 }
 
+/**
+ * The service as `npm start` runs it: compiled JavaScript with the V8 flags of package.json's
+ * `config.nodeFlags` (built first when dist/ is stale), without npm's own process in between.
+ */
 export function serviceCommand(): [string, ...string[]] {
   const build = spawnSync(
     process.execPath,

@@ -29,6 +29,11 @@ const event = (name: string, description = ''): ProfileChangeEvent => ({
   name,
   profile: { name, description, etag: `"${description}"` } as unknown as Profile,
 });
+/** A sink that keeps every event pushed to it in `events`. */
+const collecting = (events: ProfileChangeEvent[]) => ({
+  push: (sent: ProfileChangeEvent) => events.push(sent) > 0,
+  end: () => {},
+});
 
 describe('the live-updates hub', () => {
   it('logs a failed read with a reason and a code: no SQL, no parameters (profile names), no stack', async () => {
@@ -94,23 +99,18 @@ describe('the live-updates hub', () => {
   it('sends a change announced while a subscriber of a watched name was being admitted to it too, once', async () => {
     let description = 'First';
     const live = hub({
-      readProfiles: async (names) =>
-        names.map((name) => ({ name, description, etag: `"${description}"` }) as unknown as Profile),
-    });
-    const sink = (events: ProfileChangeEvent[]) => ({
-      push: (sent: ProfileChangeEvent) => events.push(sent) > 0,
-      end: () => {},
+      readProfiles: async (names) => names.map((name) => event(name, description).profile),
     });
     const first: ProfileChangeEvent[] = [];
     const second: ProfileChangeEvent[] = [];
-    const opened = [(await live.admit(request(), ['ada@me'])).open('rest', sink(first))];
+    const opened = [(await live.admit(request(), ['ada@me'])).open('rest', collecting(first))];
     await until(() => live.stats().reads === 2, 5000, 'the read when the first subscription opens');
     // The second subscriber is answered knowing "First"; the change is announced before it opens.
     const admission = await live.admit(request('192.0.2.2'), ['ada@me']);
     description = 'Second';
     live.changed(['ada@me']);
     await until(() => first.length === 1, 5000, 'the change to the first subscriber');
-    opened.push(admission.open('rest', sink(second)));
+    opened.push(admission.open('rest', collecting(second)));
     await until(() => second.length === 1, 5000, 'the change to the second subscriber');
     await until(() => live.stats().reads === 4, 5000, 'the read for the second subscriber');
     await new Promise((resolve) => setImmediate(resolve));
@@ -123,14 +123,10 @@ describe('the live-updates hub', () => {
   it('sends one event per change, also when the change is heard again or was read already', async () => {
     let description = 'First';
     const live = hub({
-      readProfiles: async (names) =>
-        names.map((name) => ({ name, description, etag: `"${description}"` }) as unknown as Profile),
+      readProfiles: async (names) => names.map((name) => event(name, description).profile),
     });
     const events: ProfileChangeEvent[] = [];
-    const opened = (await live.admit(request(), ['ada@me'])).open('rest', {
-      push: (sent) => events.push(sent) > 0,
-      end: () => {},
-    });
+    const opened = (await live.admit(request(), ['ada@me'])).open('rest', collecting(events));
     const reads = () => live.stats().reads;
     await until(() => reads() === 2, 5000, 'the read when the subscription opens');
     description = 'Second';
@@ -177,14 +173,14 @@ describe('a GraphQL subscription’s event queue', () => {
     const live = hub({
       readProfiles: async (names) => {
         reads.push(names.length);
-        return names.map((name) => ({ name, description, etag: `"${description}"` }) as unknown as Profile);
+        return names.map((name) => event(name, description).profile);
       },
     });
     const admission = await live.admit(request(), ['ada@me']);
     // Committed between the answer and the subscription's first read, while nothing was heard.
     description = 'Second';
     const events: ProfileChangeEvent[] = [];
-    const opened = admission.open('rest', { push: (sent) => events.push(sent) > 0, end: () => {} });
+    const opened = admission.open('rest', collecting(events));
     await until(() => events.length === 1, 5000, 'the change as an event');
     expect(events[0]?.profile).toMatchObject({ description: 'Second' });
     // The feed, live again, says everything may have changed: nothing new, so nothing is sent.
