@@ -7,6 +7,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advisoryLeadership, type Leadership, soleLeadership } from '../src/db/leader-lock.js';
+import { singleSession } from '../src/db/postgres-client.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -38,8 +39,8 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('leadership through
       const events: string[] = [];
       const leadership = advisoryLeadership(
         {
-          connect: () =>
-            postgres(testDb.url as string, { max: 1, onnotice: () => {}, connection: { application_name: name } }),
+          // The service's own session (src/db/database.ts connects its leadership the same way).
+          connect: () => singleSession(testDb.url as string, { connectTimeoutSeconds: 5, poolMode: 'session' }, name),
           key: 99,
           intervalMs: 100,
         },
