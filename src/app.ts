@@ -138,7 +138,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     : undefined;
   const avatars = createAvatarService(profiles, links, avatarImages);
   const vcards = createVCardService(profiles, links);
-  const webfinger = createWebFingerService(profiles, links);
+  const webfinger = createWebFingerService(profiles, avatars, links);
 
   const router = new Router({ onBadUrl: answerUndecodableApiUrl });
   operations.registerRoutes(router);

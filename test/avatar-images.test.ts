@@ -206,6 +206,37 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
     expect(origin.count('/again.jpg')).toBe(1);
   });
 
+  it('gives an image a new version when AVATAR_PROXY is switched, so a redirect is not kept for good', async () => {
+    origin.route('/switched.jpg', serve(jpeg));
+    const name = await profileWith(`${origin.url}/switched.jpg`);
+    const redirecting = await startTestServer(handle, { ...ENV, AVATAR_PROXY: 'off' });
+    try {
+      const resizedUrl = await avatarUrlOf(name, 48);
+      const response = await fetch(`${redirecting.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `{ profile(name: ${JSON.stringify(name)}) { avatarUrl(size: 48) } }` }),
+      });
+      const { data } = (await response.json()) as { data: { profile: { avatarUrl: string } } };
+      const redirectUrl = data.profile.avatarUrl.slice(`${PUBLIC_URL}/api/`.length);
+      expect(redirectUrl).not.toBe(resizedUrl);
+
+      const redirect = await fetch(`${redirecting.url}/api/${redirectUrl}`, { redirect: 'manual' });
+      expect(redirect.status).toBe(302);
+      expect(redirect.headers.get('cache-control')).toBe(IMMUTABLE);
+      // The proxy turned on: a client holding the redirect's URL gets the image, not for good.
+      const image = await avatar(redirectUrl, WEBP);
+      expect(image.headers.get('content-type')).toBe('image/webp');
+      expect(image.headers.get('cache-control')).toBe(PROFILE_CACHING);
+      // And turned off: the resized image's URL is answered with the redirect, not for good.
+      const back = await fetch(`${redirecting.url}/api/${resizedUrl}`, { redirect: 'manual' });
+      expect(back.status).toBe(302);
+      expect(back.headers.get('cache-control')).toBe(PROFILE_CACHING);
+    } finally {
+      await redirecting.close();
+    }
+  });
+
   it('fetches and resizes once for 30 concurrent first requests of one variant', async () => {
     origin.route('/crowd.jpg', slowly(200, jpeg));
     const name = await profileWith(`${origin.url}/crowd.jpg`);

@@ -6,10 +6,13 @@
  * to a URL the client gave.
  *
  * The avatar version is what `avatarUrl` puts in `v=`: a hash of the one thing of the profile
- * that the answer depends on, the image URL (or none), and of the drawing's and the resizing's
+ * that the answer depends on, the image URL (or none), of how an image is answered (resized by
+ * the service, or a redirect with AVATAR_PROXY=off), and of the drawing's and the resizing's
  * revisions (the initials SVG depends only on the name and size, which the URL holds already).
  * So it changes exactly when the answer to an `avatarUrl` would, and such URLs can be cached as
- * immutable. A fallback answered because the original failed is the exception: the failure may
+ * immutable: turning AVATAR_PROXY on moves clients off a redirect they keep for good (which
+ * would send them to the origin, the thing the proxy spares them), and turning it off moves
+ * them off the resized image. A fallback answered because the original failed is the exception: the failure may
  * be temporary, so that answer is marked `temporary` and never cached for long.
  */
 import { createHash } from 'node:crypto';
@@ -93,6 +96,7 @@ export function createAvatarService(
   links: Links,
   images: AvatarImages | undefined,
 ): AvatarService {
+  const versions = avatarVersions(images === undefined ? 'redirect' : 'resized');
   return {
     async lookupAvatar(request, name, query) {
       const options = avatarOptions(query);
@@ -108,7 +112,7 @@ export function createAvatarService(
       const { value: profile, rateLimit } = await profiles.lookupProfile(request, name, checkInput);
       // checkInput has thrown for invalid options already; this only tells the compiler.
       if (typeof options === 'string') throw new InvalidInputError(options, rateLimit);
-      const target = profile === null ? null : avatarTarget(profile);
+      const target = profile === null ? null : versions.target(profile);
       if (target?.image != null && images !== undefined) {
         const asked = { url: target.image, size: options.size, format: options.format };
         const currentVersion = options.version === target.version;
@@ -122,14 +126,14 @@ export function createAvatarService(
         const caching = { currentVersion: false, temporary: true, busy: result.outcome === 'busy' };
         return { value: fallbackAnswer(canonicalName(name), options, NO_AVATAR_MESSAGE, caching), rateLimit };
       }
-      return { value: avatarAnswer(canonicalName(name), profile, options), rateLimit };
+      return { value: avatarAnswer(canonicalName(name), target, versions.version(target), options), rateLimit };
     },
 
     avatarUrl(profile, size) {
       if (!Number.isInteger(size) || size < AVATAR_SIZE.min || size > AVATAR_SIZE.max) {
         throw new InvalidInputError(INVALID_SIZE_MESSAGE);
       }
-      return links.avatar(profile.name, size, avatarVersion(profile));
+      return links.avatar(profile.name, size, versions.target(profile).version);
     },
   };
 }
@@ -140,28 +144,38 @@ interface AvatarTarget {
   version: string;
 }
 
-/** Targets of the profiles read lately: a cached profile is one object, asked for again and again. */
-const targets = new WeakMap<Profile, AvatarTarget>();
+/** How the service answers a profile's http(s) image: resized itself, or a 302 to it. */
+type ImageAnswering = 'resized' | 'redirect';
 
-function avatarTarget(profile: Profile): AvatarTarget {
-  let target = targets.get(profile);
-  if (target === undefined) {
-    const image = httpUrl(profile.image);
-    target = { image, version: versionOf(image ?? '') };
-    targets.set(profile, target);
-  }
-  return target;
-}
-
-/** The version `avatarUrl` writes and `v=` is compared with; `null` for a name without a profile. */
-export function avatarVersion(profile: Profile | null): string {
-  return profile === null ? versionOf('') : avatarTarget(profile).version;
-}
-
-function versionOf(target: string): string {
-  const revisions =
-    target === '' ? `${AVATAR_DRAWING_REVISION}` : `${AVATAR_DRAWING_REVISION}.${AVATAR_IMAGE_REVISION}`;
-  return createHash('sha256').update(`${revisions}\n${target}`).digest('base64url').slice(0, 16);
+/**
+ * The avatar versions of one service. Targets of the profiles read lately are kept: a cached
+ * profile is one object, asked for again and again.
+ */
+function avatarVersions(answering: ImageAnswering) {
+  const targets = new WeakMap<Profile, AvatarTarget>();
+  const imageRevisions =
+    answering === 'resized'
+      ? `${AVATAR_DRAWING_REVISION}.${AVATAR_IMAGE_REVISION}`
+      : `${AVATAR_DRAWING_REVISION}.redirect`;
+  const versionOf = (image: string | null) =>
+    createHash('sha256')
+      .update(image === null ? `${AVATAR_DRAWING_REVISION}\n` : `${imageRevisions}\n${image}`)
+      .digest('base64url')
+      .slice(0, 16);
+  const withoutImage = versionOf(null);
+  return {
+    target(profile: Profile): AvatarTarget {
+      let target = targets.get(profile);
+      if (target === undefined) {
+        const image = httpUrl(profile.image);
+        target = { image, version: versionOf(image) };
+        targets.set(profile, target);
+      }
+      return target;
+    },
+    /** The version `v=` is compared with; a name without a profile has the image-less one. */
+    version: (target: AvatarTarget | null): string => target?.version ?? withoutImage,
+  };
 }
 
 interface AvatarOptions {
@@ -272,11 +286,16 @@ function fallbackUrl(value: string): string | null {
   return hasUriCharactersOnly(url.href) ? url.href : null;
 }
 
-function avatarAnswer(canonicalName: string, profile: Profile | null, options: AvatarOptions): AvatarAnswer {
-  const currentVersion = options.version === avatarVersion(profile);
-  const image = profile === null ? null : avatarTarget(profile).image;
-  if (image !== null) return { kind: 'redirect', location: image, currentVersion };
-  return fallbackAnswer(canonicalName, options, profile === null ? PROFILE_NOT_FOUND_MESSAGE : NO_AVATAR_MESSAGE, {
+/** The answer without the service's images: a redirect to the image (AVATAR_PROXY=off), else the fallback. */
+function avatarAnswer(
+  canonicalName: string,
+  target: AvatarTarget | null,
+  version: string,
+  options: AvatarOptions,
+): AvatarAnswer {
+  const currentVersion = options.version === version;
+  if (target?.image != null) return { kind: 'redirect', location: target.image, currentVersion };
+  return fallbackAnswer(canonicalName, options, target === null ? PROFILE_NOT_FOUND_MESSAGE : NO_AVATAR_MESSAGE, {
     currentVersion,
   });
 }

@@ -5,7 +5,7 @@
  */
 import { parseNameId } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
-import { AVATAR_SIZE, avatarVersion } from './avatars.js';
+import { AVATAR_SIZE, type AvatarService } from './avatars.js';
 import { InvalidInputError } from './errors.js';
 import { httpUrl, type Links } from './links.js';
 import type { ProfilesService } from './profiles-service.js';
@@ -41,7 +41,11 @@ export interface WebFingerService {
   lookup(request: ServiceRequest, query: WebFingerQuery): Promise<Outcome<Jrd | null>>;
 }
 
-export function createWebFingerService(profiles: ProfilesService, links: Links): WebFingerService {
+export function createWebFingerService(
+  profiles: ProfilesService,
+  avatars: AvatarService,
+  links: Links,
+): WebFingerService {
   return {
     async lookup(request, query) {
       const name = accountName(query.resource);
@@ -53,7 +57,7 @@ export function createWebFingerService(profiles: ProfilesService, links: Links):
         },
       );
       if (profile === null) return { value: null, rateLimit };
-      const all = jrdLinks(profile, links);
+      const all = jrdLinks(profile, avatars, links);
       // RFC 7033 §4.3: with `rel` given, only the links of those relations.
       const wanted = query.rel.length === 0 ? all : all.filter((link) => query.rel.includes(link.rel));
       const jrd = { subject: `acct:${profile.name}`, aliases: [links.profile(profile.name)], links: wanted };
@@ -82,10 +86,10 @@ function accountName(values: readonly string[]): string | { problem: string } {
   return parsed === null ? invalid : parsed.name;
 }
 
-function jrdLinks(profile: Profile, links: Links): JrdLink[] {
+function jrdLinks(profile: Profile, avatars: AvatarService, links: Links): JrdLink[] {
   const result: JrdLink[] = [
     { rel: 'self', type: 'application/json', href: links.profile(profile.name) },
-    { rel: REL_AVATAR, type: 'image/*', href: links.avatar(profile.name, AVATAR_SIZE.default, avatarVersion(profile)) },
+    { rel: REL_AVATAR, type: 'image/*', href: avatars.avatarUrl(profile, AVATAR_SIZE.default) },
   ];
   const page = profile.records.find(
     (record) => record.type === 'web_url' && typeof record.raw === 'string' && record.raw.trim() !== '',
