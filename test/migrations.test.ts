@@ -1,10 +1,13 @@
 /**
  * The committed migrations under drizzle/ are in step with src/db/schema.ts: drizzle-kit, asked
  * to generate a migration from the schema against a copy of them, finds nothing to add. A schema
- * change without `npm run db:generate` fails here.
+ * change without `npm run db:generate` fails here. And the journal is one Drizzle's migrator can
+ * follow: it applies only migrations created after the last one a database holds, so a migration
+ * whose `when` is older than an earlier entry's (two branches' migrations, renumbered on merge)
+ * would be skipped without a word on every database already past it.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,5 +39,24 @@ describe('migrations', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('are journaled in order: numbered from 0, each created after the one before, each with its file', () => {
+    const folder = path.join(ROOT, 'drizzle');
+    const journal = JSON.parse(readFileSync(path.join(folder, 'meta/_journal.json'), 'utf8')) as {
+      entries: Array<{ idx: number; when: number; tag: string }>;
+    };
+    const { entries } = journal;
+    expect(entries.map((entry) => entry.idx)).toEqual(entries.map((_, index) => index));
+    for (const [index, entry] of entries.entries()) {
+      expect(entry.tag.startsWith(String(index).padStart(4, '0')), entry.tag).toBe(true);
+      const before = entries[index - 1];
+      if (before !== undefined) {
+        // Drizzle's migrator would skip this one on a database that holds the one before it.
+        expect(entry.when, `${entry.tag} is dated before ${before.tag}`).toBeGreaterThan(before.when);
+      }
+    }
+    const files = readdirSync(folder).filter((file) => file.endsWith('.sql'));
+    expect(files.sort()).toEqual(entries.map((entry) => `${entry.tag}.sql`).sort());
   });
 });
