@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
 import { type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
 import { type GraphQLTestService, serviceOn } from './support/graphql-server.js';
+import { subscribeOverWebSocket, webSocketClient } from './support/live-clients.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
 import { copyOfTemplate } from './support/pglite-templates.js';
 
@@ -68,6 +69,68 @@ describe('database unreachable', () => {
     expect(text).not.toMatch(LEAK);
     expect(text).not.toContain(SECRET_EMAIL);
     expect(JSON.stringify(log.lines)).not.toContain(SECRET_EMAIL);
+  });
+});
+
+describe('database unreachable, over graphql-ws', () => {
+  it('answers a query with SERVICE_UNAVAILABLE as over HTTP, and keeps the connection and a subscription open', async () => {
+    const database = await openDatabase({
+      url: `postgres://postgres@127.0.0.1:${await deadPort()}/none`,
+      dataDir: '',
+      connectTimeoutSeconds: 1,
+    });
+    opened.push(database);
+    const log = captureLog();
+    const service = await serviceOn(database, { NODE_ENV: 'production' }, log.logger);
+    services.push(Promise.resolve(service));
+    const client = webSocketClient(service.url);
+    /** Everything one operation sends, until it completes. */
+    const run = (query: string) =>
+      new Promise<unknown[]>((resolve, reject) => {
+        const results: unknown[] = [];
+        client.subscribe(
+          { query },
+          { next: (result) => results.push(result), error: reject, complete: () => resolve(results) },
+        );
+      });
+    const liveMetric = async (name: string) => {
+      const metrics = await (await fetch(`${service.url}/metrics`)).text();
+      return Number(metrics.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1]);
+    };
+    try {
+      // Without Yoga's `http` extension (the 503's Retry-After), which the HTTP answer takes off too.
+      const query = await run('{ profile(name: "demo@me") { name } }');
+      expect(query).toEqual([
+        {
+          errors: [
+            {
+              message: 'Service unavailable',
+              locations: [{ line: 1, column: 3 }],
+              path: ['profile'],
+              extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: 5 },
+            },
+          ],
+          data: { profile: null },
+        },
+      ]);
+      expect(JSON.stringify(query)).not.toMatch(LEAK);
+
+      // A subscription is admitted and waits: its name is read again every second until the
+      // database answers (docs/live-updates.md), and nothing is sent meanwhile.
+      const events = subscribeOverWebSocket(client, ['demo@me']);
+      const deadline = Date.now() + 10_000;
+      while ((await liveMetric('live_reads_total')) < 3) {
+        expect(Date.now(), 'three reads of the name within 10 s').toBeLessThan(deadline);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(await liveMetric('live_watched_names')).toBe(1);
+      expect(events.events).toEqual([]);
+      expect(events.errors).toEqual([]);
+      // The same connection still answers what needs no database.
+      expect(await run('{ __typename }')).toEqual([{ data: { __typename: 'Query' } }]);
+    } finally {
+      await client.dispose();
+    }
   });
 });
 

@@ -13,10 +13,22 @@
  * buffered bytes, see ../schema/subscriptions/event-queue.ts); graphql-ws pings every KEEP_ALIVE_MS, which
  * keeps proxies from closing an idle connection and finds dead peers. At shutdown the
  * subscriptions complete (the live-updates hub ends them) and the sockets close with 1001.
+ *
+ * Results go out without the `http` extension our errors carry for HTTP (a 503's `Retry-After`,
+ * say): Yoga takes it off every answer it writes, and a graphql-ws client would otherwise see a
+ * field the contract does not have (`extensions` are `code` and, where it applies, `retryAfter`).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type ExecutionArgs, type execute, GraphQLError, type subscribe } from 'graphql';
+import {
+  type ExecutionArgs,
+  type ExecutionResult,
+  type execute,
+  type FormattedExecutionResult,
+  GraphQLError,
+  type GraphQLFormattedError,
+  type subscribe,
+} from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { admitConnection } from '../../http/api-key-guard.js';
@@ -102,8 +114,10 @@ export function createGraphQLWebSocket(
       },
       execute: (args) => (args.rootValue as Enveloped).execute(args) as ReturnType<typeof execute>,
       subscribe: (args) => (args.rootValue as Enveloped).subscribe(args) as ReturnType<typeof subscribe>,
+      onNext: (_ctx, _id, _payload, _args, result) => withoutHttpExtensions(result),
       onError: (_ctx, _id, _payload, errors) => {
         logger.debug({ errors: errors.map((error) => error.message) }, 'graphql-ws operation refused');
+        return errors.map(formattedWithoutHttp);
       },
     },
     server,
@@ -126,4 +140,23 @@ export function createGraphQLWebSocket(
       await disposable.dispose();
     },
   };
+}
+
+/** A result as a client sees it over HTTP: no error or result keeps its `http` extension. */
+function withoutHttpExtensions(result: ExecutionResult): FormattedExecutionResult | undefined {
+  const httpInErrors = result.errors?.some((error) => error.extensions.http !== undefined) ?? false;
+  if (!httpInErrors && result.extensions?.http === undefined) return undefined;
+  const { http: _http, ...extensions } = result.extensions ?? {};
+  return {
+    ...(result.errors === undefined ? {} : { errors: result.errors.map(formattedWithoutHttp) }),
+    ...('data' in result ? { data: result.data } : {}),
+    ...(Object.keys(extensions).length > 0 ? { extensions } : {}),
+  };
+}
+
+function formattedWithoutHttp(error: GraphQLError): GraphQLFormattedError {
+  const formatted = error.toJSON();
+  if (formatted.extensions?.http === undefined) return formatted;
+  const { http: _http, ...extensions } = formatted.extensions;
+  return { ...formatted, extensions };
 }
