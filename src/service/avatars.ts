@@ -12,8 +12,9 @@
  * So it changes exactly when the answer to an `avatarUrl` would, and such URLs can be cached as
  * immutable: turning AVATAR_PROXY on moves clients off a redirect they keep for good (which
  * would send them to the origin, the thing the proxy spares them), and turning it off moves
- * them off the resized image. A fallback answered because the original failed is the exception: the failure may
- * be temporary, so that answer is marked `temporary` and never cached for long.
+ * them off the resized image. A fallback answered because the original failed is the
+ * exception: the failure may be temporary, so that answer is marked `temporary` and never
+ * cached for long.
  */
 import { createHash } from 'node:crypto';
 import { AVATAR_IMAGE_REVISION, type AvatarImages } from '../avatars/avatar-images.js';
