@@ -83,6 +83,7 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
     });
     backendPort = Number(new URL(server.url).port);
     varnish = await startVarnish(backendPort, varnishPort);
+    await startupPurgesDone();
   }, 60_000);
   afterAll(async () => {
     await varnish?.stop();
@@ -92,6 +93,34 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
   });
 
   const through = (path: string, headers: Record<string, string> = {}) => get(`${varnish.url}${path}`, headers);
+
+  /**
+   * The service purges Varnish whole when it starts leading (src/edge/purger.ts), retrying until
+   * Varnish, started after it, accepts: a purge landing between a test's two reads would empty
+   * the cache under it (seen in CI). Waits until the service leads, has had a purge accepted and
+   * has nothing left to purge, the same twice in a row 200 ms apart.
+   */
+  async function startupPurgesDone(): Promise<void> {
+    const figures = async () => {
+      const text = (await get(`${server.url}/metrics`)).text;
+      const value = (name: string) =>
+        [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'gm'))].reduce(
+          (sum, match) => sum + Number(match[1]),
+          0,
+        );
+      return `${value('edge_purge_leader')}/${value('edge_purges_sent_total')}/${value('edge_purge_pending_tags')}`;
+    };
+    const deadline = Date.now() + 20_000;
+    let last = '';
+    for (;;) {
+      const now = await figures();
+      const [leading, sent, pending] = now.split('/').map(Number);
+      if (leading === 1 && (sent ?? 0) >= 1 && pending === 0 && now === last) return;
+      if (Date.now() > deadline) throw new Error(`the service's start-up purges did not settle (${now})`);
+      last = now;
+      await sleep(200);
+    }
+  }
 
   /** Reads `path` through Varnish until it is a hit (it was cached), at most a few times. */
   async function cached(path: string, headers: Record<string, string> = {}): Promise<Answer> {
