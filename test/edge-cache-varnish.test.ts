@@ -15,6 +15,7 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { metricTotal } from './support/metrics.js';
 import { freePort } from './support/throwaway-redis.js';
 import { startVarnish, type Varnish, varnishd } from './support/varnish.js';
 
@@ -101,20 +102,15 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
    * has nothing left to purge, the same twice in a row 200 ms apart.
    */
   async function startupPurgesDone(): Promise<void> {
-    const figures = async () => {
-      const text = (await get(`${server.url}/metrics`)).text;
-      const value = (name: string) =>
-        [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, 'gm'))].reduce(
-          (sum, match) => sum + Number(match[1]),
-          0,
-        );
-      return `${value('edge_purge_leader')}/${value('edge_purges_sent_total')}/${value('edge_purge_pending_tags')}`;
-    };
     const deadline = Date.now() + 20_000;
     let last = '';
     for (;;) {
-      const now = await figures();
-      const [leading, sent, pending] = now.split('/').map(Number);
+      const [leading, sent, pending] = await Promise.all(
+        ['edge_purge_leader', 'edge_purges_sent_total', 'edge_purge_pending_tags'].map((name) =>
+          metricTotal(server.url, name),
+        ),
+      );
+      const now = `${leading}/${sent}/${pending}`;
       if (leading === 1 && (sent ?? 0) >= 1 && pending === 0 && now === last) return;
       if (Date.now() > deadline) throw new Error(`the service's start-up purges did not settle (${now})`);
       last = now;

@@ -11,6 +11,7 @@ import { type GraphQLAnswer, postGraphQL } from './support/graphql-client.js';
 import { type GraphQLTestService, serviceOn } from './support/graphql-server.js';
 import { subscribeOverWebSocket, webSocketClient } from './support/live-clients.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
+import { metricTotal } from './support/metrics.js';
 import { copyOfTemplate } from './support/pglite-templates.js';
 
 const SECRET_EMAIL = 'secret.probe@private.example';
@@ -25,6 +26,17 @@ async function deadPort(): Promise<number> {
 }
 
 const opened: DatabaseHandle[] = [];
+
+/** A database handle whose server is not there (closed after the test). */
+async function unreachableDatabase(): Promise<DatabaseHandle> {
+  const database = await openDatabase({
+    url: `postgres://postgres@127.0.0.1:${await deadPort()}/none`,
+    dataDir: '',
+    connectTimeoutSeconds: 1,
+  });
+  opened.push(database);
+  return database;
+}
 const services: Array<Promise<GraphQLTestService>> = [];
 afterEach(async () => {
   await Promise.all(services.splice(0).map(async (service) => (await service).close()));
@@ -49,12 +61,7 @@ const LEAK = /select |from "|\bat .*:\d+|stack|postgres/i;
 
 describe('database unreachable', () => {
   it.each(Object.entries(QUERIES))('answers %s with SERVICE_UNAVAILABLE', async (_field, [query, data]) => {
-    const database = await openDatabase({
-      url: `postgres://postgres@127.0.0.1:${await deadPort()}/none`,
-      dataDir: '',
-      connectTimeoutSeconds: 1,
-    });
-    opened.push(database);
+    const database = await unreachableDatabase();
     const log = captureLog();
     const { status, body, text } = await clientOn(database, log, 'production')(query);
 
@@ -74,12 +81,7 @@ describe('database unreachable', () => {
 
 describe('database unreachable, over graphql-ws', () => {
   it('answers a query with SERVICE_UNAVAILABLE as over HTTP, and keeps the connection and a subscription open', async () => {
-    const database = await openDatabase({
-      url: `postgres://postgres@127.0.0.1:${await deadPort()}/none`,
-      dataDir: '',
-      connectTimeoutSeconds: 1,
-    });
-    opened.push(database);
+    const database = await unreachableDatabase();
     const log = captureLog();
     const service = await serviceOn(database, { NODE_ENV: 'production' }, log.logger);
     services.push(Promise.resolve(service));
@@ -93,10 +95,6 @@ describe('database unreachable, over graphql-ws', () => {
           { next: (result) => results.push(result), error: reject, complete: () => resolve(results) },
         );
       });
-    const liveMetric = async (name: string) => {
-      const metrics = await (await fetch(`${service.url}/metrics`)).text();
-      return Number(metrics.match(new RegExp(`^${name} (\\d+)$`, 'm'))?.[1]);
-    };
     try {
       // Without Yoga's `http` extension (the 503's Retry-After), which the HTTP answer takes off too.
       const query = await run('{ profile(name: "demo@me") { name } }');
@@ -119,11 +117,11 @@ describe('database unreachable, over graphql-ws', () => {
       // database answers (docs/live-updates.md), and nothing is sent meanwhile.
       const events = subscribeOverWebSocket(client, ['demo@me']);
       const deadline = Date.now() + 10_000;
-      while ((await liveMetric('live_reads_total')) < 3) {
+      while ((await metricTotal(service.url, 'live_reads_total')) < 3) {
         expect(Date.now(), 'three reads of the name within 10 s').toBeLessThan(deadline);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      expect(await liveMetric('live_watched_names')).toBe(1);
+      expect(await metricTotal(service.url, 'live_watched_names')).toBe(1);
       expect(events.events).toEqual([]);
       expect(events.errors).toEqual([]);
       // The same connection still answers what needs no database.
