@@ -101,17 +101,23 @@ export class Profile {
 type StoredRecords = Record<string, { type: string; value: RecordValue }>;
 
 /**
- * The records of a `records` object text. Its keys are record numbers, which JavaScript orders
- * ascending, as the contract wants; only a map value with a key that looks like a number needs
- * the slower reading that keeps stored order. No array of entries is made on the way: a batch
- * of 100 profiles parses about a thousand records.
+ * The records of a `records` object text, in one pass. Its keys are record numbers, which
+ * JavaScript orders ascending, as the contract wants; only a map value with a key that looks like
+ * a number needs the slower reading that keeps stored order. No array of entries is made on the
+ * way: a batch of 100 profiles parses about five hundred records.
  */
 function parseRecords(json: string): ProfileRecord[] {
   const stored = JSON.parse(json) as StoredRecords;
+  const records: ProfileRecord[] = [];
   for (const key in stored) {
-    if (hasArrayIndexKey(stored[key]?.value)) return recordsOf(parseOrdered(json) as StoredRecords);
+    const record = stored[key];
+    if (record === undefined) continue;
+    const { type, value } = record;
+    // JSON.parse moved that map's numeric-looking keys first: read the whole text again.
+    if (typeof value === 'object' && hasArrayIndexKey(value)) return recordsOf(parseOrdered(json) as StoredRecords);
+    records.push({ key, type, raw: value });
   }
-  return recordsOf(stored);
+  return records;
 }
 
 function recordsOf(stored: StoredRecords): ProfileRecord[] {

@@ -20,7 +20,9 @@ export type RecordValue = string | StringMap;
 const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
 
 function isArrayIndex(key: string): boolean {
-  return ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1;
+  // Nearly every key starts with a letter: one character settles it without the expression.
+  const first = key.charCodeAt(0);
+  return first >= 0x30 && first <= 0x39 && ARRAY_INDEX.test(key) && Number(key) < 2 ** 32 - 1;
 }
 
 /** An object with `entries` as its own properties, enumerated in exactly that order. */
