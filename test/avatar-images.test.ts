@@ -35,6 +35,7 @@ import {
   transparentPng,
 } from './support/image-origin.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
+import { readMetrics } from './support/metrics.js';
 
 const PUBLIC_URL = 'http://names.test';
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -374,16 +375,14 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
   });
 
   it('counts fetches by outcome, bytes, durations and variant cache lookups in /metrics', async () => {
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    const value = (pattern: RegExp) => Number(pattern.exec(metrics)?.[1] ?? Number.NaN);
-    expect(value(/^avatar_origin_fetches_total\{outcome="ok"\} (\d+)/m)).toBeGreaterThan(0);
-    expect(value(/^avatar_origin_fetches_total\{outcome="refused"\} (\d+)/m)).toBeGreaterThan(0);
-    expect(value(/^avatar_origin_fetches_total\{outcome="too-large"\} (\d+)/m)).toBeGreaterThan(0);
-    expect(value(/^avatar_origin_fetches_total\{outcome="timeout"\} (\d+)/m)).toBeGreaterThan(0);
-    expect(value(/^avatar_origin_bytes_total (\d+)/m)).toBeGreaterThan(jpeg.length);
-    expect(value(/^avatar_resize_duration_seconds_count (\d+)/m)).toBeGreaterThan(0);
-    expect(value(/^avatar_origin_fetch_duration_seconds_count\{outcome="ok"\} (\d+)/m)).toBeGreaterThan(0);
-    expect(value(/^avatar_variant_cache_lookups_total\{result="hit"\} (\d+)/m)).toBeGreaterThan(0);
+    const metrics = await readMetrics(server.url);
+    for (const outcome of ['ok', 'refused', 'too-large', 'timeout']) {
+      expect(metrics.value('avatar_origin_fetches_total', { outcome })).toBeGreaterThan(0);
+    }
+    expect(metrics.value('avatar_origin_bytes_total')).toBeGreaterThan(jpeg.length);
+    expect(metrics.value('avatar_resize_duration_seconds_count')).toBeGreaterThan(0);
+    expect(metrics.value('avatar_origin_fetch_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThan(0);
+    expect(metrics.value('avatar_variant_cache_lookups_total', { result: 'hit' })).toBeGreaterThan(0);
   });
 
   it('keeps variants on disk under DATA_DIR: another process answers them without the origin', async () => {
@@ -439,8 +438,8 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
         if (!image) await new Promise((resolve) => setTimeout(resolve, 250));
       }
       expect(image).toBe(true);
-      const metrics = await (await fetch(`${bounded.url}/metrics`)).text();
-      expect(Number(/^avatar_origin_fetches_total\{outcome="busy"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+      const metrics = await readMetrics(bounded.url);
+      expect(metrics.value('avatar_origin_fetches_total', { outcome: 'busy' })).toBeGreaterThan(0);
     } finally {
       await bounded.close();
     }

@@ -10,6 +10,7 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { type FakePurgeEndpoint, startFakePurgeEndpoint } from './support/fake-purge-endpoint.js';
+import { readMetrics } from './support/metrics.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -22,8 +23,7 @@ const profile = (name: string, description: string) => ({
 });
 
 async function leads(service: ServerProcess): Promise<boolean> {
-  const text = await (await fetch(`${service.url}/metrics`)).text();
-  return /^edge_purge_leader 1$/m.test(text);
+  return (await readMetrics(service.url)).value('edge_purge_leader') === 1;
 }
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('two service processes purging one cache', () => {

@@ -11,6 +11,7 @@ import { PreparedOperations } from '../src/graphql/execution/prepared-operations
 import { startTestServer, TEST_GRAPHQL_HTTP_PATH, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { errorCodes, postGraphQL } from './support/graphql-client.js';
+import { readMetrics } from './support/metrics.js';
 
 function preparedOver(cache: Map<string, DocumentNode>) {
   const executed: DocumentNode[] = [];
@@ -165,15 +166,7 @@ describe('a prepared request over HTTP', () => {
   it('counts every request in the operation metrics', async () => {
     const query = 'query Counted { profile(name: "demo@me") { name } }';
     for (let i = 0; i < 5; i += 1) await postGraphQL(fetch, url(), query);
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
-    const line = metrics
-      .split('\n')
-      .find(
-        (entry) =>
-          entry.startsWith('graphql_operation_duration_seconds_count{') &&
-          entry.includes('operation="Counted"') &&
-          entry.includes('outcome="ok"'),
-      );
-    expect(line?.split(' ').at(-1)).toBe('5');
+    const counted = { operation: 'Counted', outcome: 'ok' };
+    expect((await readMetrics(server.url)).value('graphql_operation_duration_seconds_count', counted)).toBe(5);
   });
 });

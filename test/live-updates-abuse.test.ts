@@ -23,6 +23,7 @@ import {
   until,
   webSocketClient,
 } from './support/live-clients.js';
+import { readMetrics } from './support/metrics.js';
 import { type RawClient, rawClient } from './support/raw-http.js';
 
 const NAMESPACE = { kind: 'namespace', name: 'abuse', ownerEmail: 'abuse-owner@example.com' };
@@ -52,19 +53,19 @@ interface LiveFigures {
 }
 
 async function liveFigures(url: string): Promise<LiveFigures> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const figure = (pattern: RegExp) => {
-    const found = pattern.exec(text);
-    if (found === null) throw new Error(`/metrics has no ${pattern}`);
-    return Number(found[1]);
+  const metrics = await readMetrics(url);
+  const figure = (name: string, labels?: Record<string, string>) => {
+    const value = metrics.value(name, labels);
+    if (value === undefined) throw new Error(`/metrics has no ${name} ${JSON.stringify(labels ?? {})}`);
+    return value;
   };
   return {
-    sse: figure(/^live_subscriptions\{transport="sse"\} (\d+)$/m),
-    websocket: figure(/^live_subscriptions\{transport="websocket"\} (\d+)$/m),
-    rest: figure(/^live_subscriptions\{transport="rest"\} (\d+)$/m),
-    watched: figure(/^live_watched_names (\d+)$/m),
-    clients: figure(/^live_subscription_clients (\d+)$/m),
-    dropped: figure(/^live_subscribers_dropped_total (\d+)$/m),
+    sse: figure('live_subscriptions', { transport: 'sse' }),
+    websocket: figure('live_subscriptions', { transport: 'websocket' }),
+    rest: figure('live_subscriptions', { transport: 'rest' }),
+    watched: figure('live_watched_names'),
+    clients: figure('live_subscription_clients'),
+    dropped: figure('live_subscribers_dropped_total'),
   };
 }
 

@@ -12,6 +12,7 @@ import { runCli } from './support/cli.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { openRestStream, subscribeOverSse, subscribeOverWebSocket, webSocketClient } from './support/live-clients.js';
+import { readMetrics } from './support/metrics.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
 
 const NAMESPACE = { kind: 'namespace', name: 'multi', ownerEmail: 'multi-owner@example.com' };
@@ -24,14 +25,14 @@ const profile = (description: string) => ({
 
 /** Waits until the service's /metrics counts `count` open subscriptions of `transport`. */
 async function openSubscriptions(service: ServerProcess, transport: string, count: number): Promise<void> {
-  const pattern = new RegExp(`^live_subscriptions\\{transport="${transport}"\\} ${count}$`, 'm');
-  let text = '';
+  let open: number | undefined;
   const deadline = Date.now() + 10_000;
-  while (!pattern.test(text) && Date.now() < deadline) {
-    text = await (await fetch(`${service.url}/metrics`)).text();
-    if (!pattern.test(text)) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (;;) {
+    open = (await readMetrics(service.url)).value('live_subscriptions', { transport });
+    if (open === count || Date.now() >= deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  expect(text).toMatch(pattern);
+  expect(open).toBe(count);
 }
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('two servers on one PostgreSQL', () => {

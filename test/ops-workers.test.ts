@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { readMetrics } from './support/metrics.js';
 import { type LogLine, type ServerProcess, spawnServerProcess, startServerProcess } from './support/server-process.js';
 
 /** A GET on a connection of its own, so that the primary hands each request to some worker. */
@@ -114,8 +115,8 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('WORKERS=2 on Postg
     const pids = new Set(answeredBy.map((line) => line.pid));
     expect(pids).toEqual(workers);
 
-    const metrics = await (await fetch(`${service.url}/metrics`)).text();
-    expect(metrics).toMatch(/^http_requests_total\{method="GET",route="\/api\/openapi.json",status="200"\} 40$/m);
+    const openapi = { method: 'GET', route: '/api/openapi.json', status: '200' };
+    expect((await readMetrics(service.url)).value('http_requests_total', openapi)).toBe(40);
   });
 
   it('restarts a worker that dies, and keeps serving', async () => {

@@ -21,6 +21,7 @@ import { UNMATCHED_ROUTE } from '../src/ops/request-log.js';
 import { GRAPHQL_PATH_RERUN, TEST_GRAPHQL_HTTP_PATH } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
+import { Metrics, readMetrics } from './support/metrics.js';
 
 interface Served {
   app: App;
@@ -50,17 +51,6 @@ async function serve(
       await handle.close();
     },
   };
-}
-
-/** The value of one sample line of the Prometheus text, or undefined when it is absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const labelPart = line.slice(name.length, line.lastIndexOf(' '));
-    if (wanted.every((pair) => labelPart.includes(pair))) return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return undefined;
 }
 
 describe.skipIf(GRAPHQL_PATH_RERUN)('health, readiness and metrics endpoints', () => {
@@ -99,13 +89,14 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('health, readiness and metrics endpoints', (
     const response = await fetch(`${served.server.url}/metrics`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-    const text = await response.text();
+    const metrics = new Metrics(await response.text());
+    const { text } = metrics;
     expect(
-      sample(text, 'http_requests_total', { method: 'GET', route: '/healthz', status: '200' }),
+      metrics.value('http_requests_total', { method: 'GET', route: '/healthz', status: '200' }),
     ).toBeGreaterThanOrEqual(2);
-    expect(sample(text, 'http_requests_total', { method: 'GET', route: UNMATCHED_ROUTE, status: '404' })).toBe(1);
+    expect(metrics.value('http_requests_total', { method: 'GET', route: UNMATCHED_ROUTE, status: '404' })).toBe(1);
     expect(
-      sample(text, 'http_request_duration_seconds_count', { route: '/healthz', status: '200' }),
+      metrics.value('http_request_duration_seconds_count', { route: '/healthz', status: '200' }),
     ).toBeGreaterThanOrEqual(2);
     expect(text).not.toContain('no/such');
     expect(text).not.toContain('private.person');
@@ -171,12 +162,12 @@ describe('metrics and logs of the API routes', () => {
     expect(await response.json()).toEqual({ data: { profile: { name: 'demo@me' } } });
     await fetch(`${served.server.url}/graphql?query=${encodeURIComponent('{ profile(name: "not a name") { name } }')}`);
 
-    const text = await (await fetch(`${served.server.url}/metrics`)).text();
+    const metrics = await readMetrics(served.server.url);
     const ok = { operation: 'Lookup', type: 'query', outcome: 'ok' };
-    expect(sample(text, 'graphql_operation_duration_seconds_count', ok)).toBe(1);
+    expect(metrics.value('graphql_operation_duration_seconds_count', ok)).toBe(1);
     const failed = { operation: 'anonymous', type: 'query', outcome: 'error' };
-    expect(sample(text, 'graphql_operation_duration_seconds_count', failed)).toBe(1);
-    expect(sample(text, 'http_requests_total', { method: 'POST', route: '/graphql', status: '200' })).toBe(1);
+    expect(metrics.value('graphql_operation_duration_seconds_count', failed)).toBe(1);
+    expect(metrics.value('http_requests_total', { method: 'POST', route: '/graphql', status: '200' })).toBe(1);
     const line = served.log.lines.find((entry) => entry.requestId === 'ops-graphql-1');
     expect(line).toMatchObject({ route: '/graphql', status: 200, operations: ['Lookup'] });
   });
@@ -192,14 +183,14 @@ describe('metrics and logs of the API routes', () => {
       }
       // OWNER_CHECK_LIMIT is 2 in these tests.
       expect(statuses).toEqual([200, 200, 429]);
-      const text = await (await fetch(`${served.server.url}/metrics`)).text();
-      expect(sample(text, 'http_requests_total', { route: '/api/:name', status: '200' })).toBe(1);
-      expect(sample(text, 'http_requests_total', { route: '/api/owner-check', status: '429' })).toBe(1);
-      expect(sample(text, 'rate_limit_rejections_total', { budget: 'owner_check' })).toBe(1);
-      expect(sample(text, 'rate_limit_rejections_total', { budget: 'profile' })).toBe(0);
+      const metrics = await readMetrics(served.server.url);
+      expect(metrics.value('http_requests_total', { route: '/api/:name', status: '200' })).toBe(1);
+      expect(metrics.value('http_requests_total', { route: '/api/owner-check', status: '429' })).toBe(1);
+      expect(metrics.value('rate_limit_rejections_total', { budget: 'owner_check' })).toBe(1);
+      expect(metrics.value('rate_limit_rejections_total', { budget: 'profile' })).toBe(0);
       // Without REDIS_URL there is no shared store whose state could be shown.
-      expect(text).not.toContain('rate_limit_store_up');
-      expect(text).not.toContain('someone');
+      expect(metrics.text).not.toContain('rate_limit_store_up');
+      expect(metrics.text).not.toContain('someone');
     },
   );
 });
@@ -271,10 +262,9 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('metrics of several apps in one process', ()
     try {
       for (let i = 0; i < 3; i += 1) await fetch(`${a.server.url}/healthz`);
       await fetch(`${b.server.url}/healthz`);
-      const textA = await (await fetch(`${a.server.url}/metrics`)).text();
-      const textB = await (await fetch(`${b.server.url}/metrics`)).text();
-      expect(sample(textA, 'http_requests_total', { route: '/healthz', status: '200' })).toBe(3);
-      expect(sample(textB, 'http_requests_total', { route: '/healthz', status: '200' })).toBe(1);
+      const healthz = { route: '/healthz', status: '200' };
+      expect((await readMetrics(a.server.url)).value('http_requests_total', healthz)).toBe(3);
+      expect((await readMetrics(b.server.url)).value('http_requests_total', healthz)).toBe(1);
     } finally {
       await a.stop();
       await b.stop();
@@ -304,8 +294,8 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('rate-limit rejections', () => {
       const decisions = [];
       for (let i = 0; i < 5; i += 1) decisions.push(await limits.ownerCheck.consume('198.51.100.7'));
       expect(decisions.map((decision) => decision.allowed)).toEqual([true, true, false, false, false]);
-      const text = await metrics.render();
-      expect(sample(text, 'rate_limit_rejections_total', { budget: 'owner_check' })).toBe(3);
+      const rendered = new Metrics(await metrics.render());
+      expect(rendered.value('rate_limit_rejections_total', { budget: 'owner_check' })).toBe(3);
     } finally {
       await handle.close();
       await database.drop();

@@ -12,6 +12,7 @@ import { REDIS_COMMAND_TIMEOUT_MS } from '../src/limits/redis-connection.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
+import { readMetrics } from './support/metrics.js';
 import { type ThrowawayRedis, throwawayRedis } from './support/throwaway-redis.js';
 
 const LIMIT = 3;
@@ -53,9 +54,7 @@ async function alternate(apps: App[], client: string, count: number): Promise<Ti
 
 /** The app's `rate_limit_store_up` sample, or undefined when /metrics has none. */
 async function storeUp(app: App): Promise<number | undefined> {
-  const text = await (await fetch(`${app.server.url}/metrics`)).text();
-  const line = text.split('\n').find((candidate) => candidate.startsWith('rate_limit_store_up '));
-  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+  return (await readMetrics(app.server.url)).value('rate_limit_store_up');
 }
 
 async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
