@@ -3,6 +3,9 @@
  * its name and labels, or a figure as the sum of its series.
  */
 
+/** A label value as written unescaped: the format escapes backslash, double quote and line feed. */
+const unescaped = (value: string): string => value.replace(/\\(.)/g, (_, next: string) => (next === 'n' ? '\n' : next));
+
 /** A parsed /metrics text. */
 export class Metrics {
   constructor(readonly text: string) {}
@@ -30,7 +33,7 @@ export class Metrics {
     for (const match of this.text.matchAll(line)) {
       const labels = new Map<string, string>();
       for (const label of (match[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
-        labels.set(label[1] as string, (label[2] as string).replace(/\\(.)/g, '$1'));
+        labels.set(label[1] as string, unescaped(label[2] as string));
       }
       yield { labels, value: Number(match[2]) };
     }
