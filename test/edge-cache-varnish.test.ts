@@ -15,7 +15,7 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
-import { metricTotal, readMetrics } from './support/metrics.js';
+import { readMetrics } from './support/metrics.js';
 import { freePort } from './support/throwaway-redis.js';
 import { startVarnish, type Varnish, varnishd } from './support/varnish.js';
 
@@ -105,13 +105,12 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
     const deadline = Date.now() + 20_000;
     let last = '';
     for (;;) {
-      const [leading, sent, pending] = await Promise.all(
-        ['edge_purge_leader', 'edge_purges_sent_total', 'edge_purge_pending_tags'].map((name) =>
-          metricTotal(server.url, name),
-        ),
-      );
+      const metrics = await readMetrics(server.url);
+      const leading = metrics.total('edge_purge_leader');
+      const sent = metrics.total('edge_purges_sent_total');
+      const pending = metrics.total('edge_purge_pending_tags');
       const now = `${leading}/${sent}/${pending}`;
-      if (leading === 1 && (sent ?? 0) >= 1 && pending === 0 && now === last) return;
+      if (leading === 1 && sent >= 1 && pending === 0 && now === last) return;
       if (Date.now() > deadline) throw new Error(`the service's start-up purges did not settle (${now})`);
       last = now;
       await sleep(200);
