@@ -5,16 +5,17 @@
  * result is promoted to the old generation and the service runs a full collection every few
  * hundred milliseconds under a batch load (src/db/README.md, "patches/postgres+3.4.9.patch").
  * The patch defines the two closures with `Object.defineProperty` instead (the same own,
- * writable, enumerable property), which V8 does not hold on to.
+ * writable, enumerable property), and the rows die young again.
  *
  * The test resolves queries with rows as the driver does and adds up what the young-generation
  * collections promote; beside it the same loop with the unpatched constructor's pattern, whose
- * figure is what the patch removes. The Query class is loaded from its file: the package exports only its entry.
+ * figure is what the patch removes. The Query class is loaded from its file: the package
+ * exports only its entry point.
  */
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { GCProfiler } from 'node:v8';
+import { GCProfiler, type HeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 
 type Handler = (query: unknown) => void;
@@ -78,15 +79,11 @@ async function promotedBytes(Query: QueryClass, queries: number): Promise<number
   }
   const { statistics } = profiler.stop();
   expect(received).toBe(queries * 100);
-  const oldSpace = (side: GCSide) =>
+  const oldSpace = (side: { heapSpaceStatistics: HeapSpaceStatistics[] }) =>
     side.heapSpaceStatistics.find((space) => space.spaceName === 'old_space')?.spaceUsedSize ?? 0;
   return statistics
     .filter((collection) => collection.gcType === 'Scavenge')
     .reduce((sum, collection) => sum + oldSpace(collection.afterGC) - oldSpace(collection.beforeGC), 0);
-}
-
-interface GCSide {
-  heapSpaceStatistics: Array<{ spaceName: string; spaceUsedSize: number }>;
 }
 
 describe("postgres.js's query objects (patched)", () => {
