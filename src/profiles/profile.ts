@@ -107,24 +107,23 @@ type StoredRecords = Record<string, { type: string; value: RecordValue }>;
  * way: a batch of 100 profiles parses about five hundred records.
  */
 function parseRecords(json: string): ProfileRecord[] {
-  const stored = JSON.parse(json) as StoredRecords;
+  return recordsOf(JSON.parse(json) as StoredRecords, json);
+}
+
+/**
+ * The records of a parsed `records` object. `json` is its text while that parse may have moved a
+ * map's numeric-looking keys first; such a map sends the whole text to the order-keeping reading.
+ */
+function recordsOf(stored: StoredRecords, json?: string): ProfileRecord[] {
   const records: ProfileRecord[] = [];
   for (const key in stored) {
     const record = stored[key];
     if (record === undefined) continue;
     const { type, value } = record;
-    // JSON.parse moved that map's numeric-looking keys first: read the whole text again.
-    if (typeof value === 'object' && hasArrayIndexKey(value)) return recordsOf(parseOrdered(json) as StoredRecords);
+    if (json !== undefined && typeof value === 'object' && hasArrayIndexKey(value)) {
+      return recordsOf(parseOrdered(json) as StoredRecords);
+    }
     records.push({ key, type, raw: value });
-  }
-  return records;
-}
-
-function recordsOf(stored: StoredRecords): ProfileRecord[] {
-  const records: ProfileRecord[] = [];
-  for (const key in stored) {
-    const record = stored[key];
-    if (record !== undefined) records.push({ key, type: record.type, raw: record.value });
   }
   return records;
 }
