@@ -25,6 +25,9 @@
  *
  * The profiles come from the profile cache (1,000 generated profiles, all cached after the
  * warm-up), so the database is not in the figures: they are the fixed cost of each surface.
+ * Except `batch100` alone (`--only batch100`): batches read the cache but do not fill it
+ * (CACHE_FILL_MAX_NAMES, src/service/profiles-service.ts), so without a single-name scenario in
+ * the same run its profiles come from the database every time (on PGlite, most of its figures).
  * `--database-url postgres://…` (a database `npm run bench` loaded) with `--no-cache` measures
  * the lookup from PostgreSQL too; its in-process figures are then not the HTTP figures' parts:
  * in-process requests run one at a time, each with a statement of its own (over HTTP, requests
