@@ -198,6 +198,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     endStreams,
     async close() {
       await endStreams().catch(() => {});
+      await avatarImages?.close();
       await purging?.close();
       await feed.close();
       await apiKeys.close().catch(() => {});

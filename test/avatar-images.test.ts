@@ -4,6 +4,7 @@
  * AVATAR_PRIVATE_ORIGINS) and resized; nothing ever reaches the origin on 127.0.0.2. Originals
  * that cannot be used get the fallback, quickly, with a short cache lifetime, while lookups go on.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import os from 'node:os';
@@ -488,6 +489,7 @@ describe('origin fetches at once', () => {
       expect(Object.fromEntries(most)).toEqual({ 'a.test': 2, 'b.test': 2, 'c.test': 2 });
       expect(mostInAll).toBe(4);
     } finally {
+      await images.close();
       await origin.close();
     }
   });
@@ -592,6 +594,7 @@ describe('new variants per second', () => {
       await clock.advance(1000);
       expect((await ask('/third.jpg')).kind).toBe('variant');
     } finally {
+      await images.close();
       await origin.close();
     }
   });
@@ -642,26 +645,107 @@ describe('the format from Accept', () => {
   });
 });
 
-describe.skipIf(process.platform !== 'linux')('resizing at the lowest priority', () => {
-  const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+describe.skipIf(process.platform !== 'linux')('making variants at idle priority', () => {
+  const fieldsOf = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const niceOf = (stat: string) => Number(fieldsOf(stat)[16]);
+  /** The scheduling policy (field 41): 0 normal, 5 SCHED_IDLE. */
+  const policyOf = (stat: string) => Number(fieldsOf(stat)[38]);
+  const threadStat = (task: string) => readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+  const threadsNamed = (name: string) =>
+    readdirSync('/proc/self/task').filter((task) => {
+      try {
+        return readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() === name;
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+  /** `chrt` (util-linux) sets the idle class; without it the threads stay at nice 19. */
+  const canSetIdleClass = spawnSync('chrt', ['--version']).status === 0;
+  const policy = createAddressPolicy([parseNetwork('127.0.0.1/32')].flatMap((network) => (network ? [network] : [])));
 
-  it('runs libvips workers at nice 19 once resizing has begun; the event loop and the thread pool keep theirs', async () => {
+  /** Waits until every lowered thread shows the idle class (chrt runs beside the service). */
+  async function settledPriorities() {
+    for (let tries = 0; tries < 100; tries += 1) {
+      const threads = workerThreadPriorities();
+      if (!canSetIdleClass || threads.every((thread) => thread.idleClass)) return threads;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return workerThreadPriorities();
+  }
+
+  function expectEventLoopUnchanged(mainNice: number, mainPolicy: number) {
+    const pool = threadsNamed('libuv-worker');
+    expect(pool.length).toBeGreaterThan(0);
+    for (const task of pool) {
+      expect(niceOf(threadStat(task))).toBe(mainNice);
+      expect(policyOf(threadStat(task))).toBe(mainPolicy);
+    }
+    expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(mainNice);
+    expect(policyOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(mainPolicy);
+    expect(niceOf(readFileSync('/proc/self/stat', 'utf8'))).toBe(mainNice);
+  }
+
+  it('runs libvips workers at idle priority once resizing has begun; the event loop and the thread pool keep theirs', async () => {
     const mainNice = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
+    const mainPolicy = policyOf(readFileSync('/proc/thread-self/stat', 'utf8'));
     const original = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#08f' } })
       .jpeg()
       .toBuffer();
     // The second resize finds the workers the first one started.
     await resizeOriginal(original, 64, 'webp');
     await resizeOriginal(original, 32, 'png');
-    const workers = workerThreadPriorities();
+    const workers = (await settledPriorities()).filter((thread) => thread.name === 'libvips worker');
     expect(workers.length).toBeGreaterThan(0);
     expect(workers.filter((worker) => worker.nice !== 19)).toEqual([]);
-    const pool = readdirSync('/proc/self/task').filter(
-      (task) => readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() === 'libuv-worker',
-    );
-    expect(pool.length).toBeGreaterThan(0);
-    for (const task of pool) expect(niceOf(readFileSync(`/proc/self/task/${task}/stat`, 'utf8'))).toBe(mainNice);
-    expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(mainNice);
-    expect(niceOf(readFileSync('/proc/self/stat', 'utf8'))).toBe(mainNice);
+    if (canSetIdleClass) expect(workers.filter((worker) => !worker.idleClass)).toEqual([]);
+    expectEventLoopUnchanged(mainNice, mainPolicy);
+  });
+
+  it('makes new variants on the origin thread, at idle priority, not on the event loop', async () => {
+    const mainNice = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
+    const mainPolicy = policyOf(readFileSync('/proc/thread-self/stat', 'utf8'));
+    const before = threadsNamed('avatar-origins').length;
+    const origin = await startImageOrigin('127.0.0.1');
+    origin.route('/on-the-thread.jpg', serve(await sidewaysJpeg(300, 200)));
+    const images = new AvatarImages({ policy, timeoutMs: 10_000, maxBytes: 1024 * 1024, logger: captureLog().logger });
+    try {
+      const ask = (size: number) => images.variant({ url: `${origin.url}/on-the-thread.jpg`, size, format: 'webp' });
+      expect((await ask(48)).kind).toBe('variant');
+      // Another size of the same image: its original is kept on the origin thread, not fetched again.
+      expect((await ask(24)).kind).toBe('variant');
+      expect(origin.count('/on-the-thread.jpg')).toBe(1);
+      const threads = await settledPriorities();
+      expect(threads.filter((thread) => thread.name === 'avatar-origins')).toHaveLength(before + 1);
+      expect(threads.filter((thread) => thread.nice !== 19)).toEqual([]);
+      if (canSetIdleClass) expect(threads.filter((thread) => !thread.idleClass)).toEqual([]);
+      expectEventLoopUnchanged(mainNice, mainPolicy);
+    } finally {
+      await images.close();
+      await origin.close();
+    }
+    expect(threadsNamed('avatar-origins')).toHaveLength(before);
+  });
+
+  it('fails the variants in flight when the origin thread stops (the fallback, logged), and starts another for the next', async () => {
+    const origin = await startImageOrigin('127.0.0.1');
+    const jpeg = await sidewaysJpeg(300, 200);
+    origin.route('/slow.jpg', (req, res) => setTimeout(() => serve(jpeg)(req, res), 500));
+    origin.route('/after.jpg', serve(jpeg));
+    const log = captureLog();
+    const images = new AvatarImages({ policy, timeoutMs: 10_000, maxBytes: 1024 * 1024, logger: log.logger });
+    try {
+      const inFlight = images.variant({ url: `${origin.url}/slow.jpg`, size: 32, format: 'webp' });
+      for (let tries = 0; tries < 200 && origin.count('/slow.jpg') === 0; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(origin.count('/slow.jpg')).toBe(1);
+      await images.close();
+      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
+      expect(log.lines.some((line) => line.msg === 'avatar original not used; the fallback is answered')).toBe(true);
+      expect((await images.variant({ url: `${origin.url}/after.jpg`, size: 32, format: 'webp' })).kind).toBe('variant');
+    } finally {
+      await images.close();
+      await origin.close();
+    }
   });
 });

@@ -47,6 +47,8 @@ const REFUSED = blockListOf(REFUSED_RANGES);
 export interface AddressPolicy {
   /** Whether a connection to `address` (an IP address in any spelling) is allowed. */
   allows(address: string): boolean;
+  /** The networks allowed besides public addresses: what the policy is made from again on another thread. */
+  readonly allowed: readonly Network[];
 }
 
 /** A network of AVATAR_PRIVATE_ORIGINS, checked: `address/prefix` or a single address. */
@@ -76,6 +78,7 @@ export function parseNetwork(text: string): Network | null {
 export function createAddressPolicy(allowed: readonly Network[] = []): AddressPolicy {
   const allowList = blockListOf(allowed.map((network) => [network.address, network.prefix, network.family] as const));
   return {
+    allowed: allowed.map((network) => ({ ...network })),
     allows(address) {
       const canonical = canonicalAddress(address);
       if (canonical === null) return false;

@@ -93,7 +93,7 @@ let sharpModule: Promise<SharpModule> | undefined;
  * image (AVATAR_PROXY=off, or no profile with an image asked for) need not pay
  * (docs/decisions.md, "sharp loaded on the first resize").
  */
-function loadSharp(): Promise<SharpModule> {
+export function loadSharp(): Promise<SharpModule> {
   sharpModule ??= import('sharp').then(({ default: sharp }) => {
     sharp.concurrency(SHARP_BOUNDS.threadsPerImage);
     sharp.cache({ memory: SHARP_BOUNDS.cacheMegabytes, files: 0, items: 20 });

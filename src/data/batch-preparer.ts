@@ -8,10 +8,9 @@
  * Small inputs (the demo data, most tests) stay on the calling thread: a worker costs a few
  * hundred milliseconds to start.
  */
-import { createRequire } from 'node:module';
 import os from 'node:os';
-import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerScript } from '../workers/worker-script.js';
 import { type PreparedBatch, prepareBatch } from './import-batch.js';
 import type { LineBatch } from './line-batches.js';
 
@@ -124,7 +123,7 @@ export class BatchPreparer {
   }
 
   private startWorker(): Worker {
-    const { url, execArgv } = workerScript();
+    const { url, execArgv } = workerScript(import.meta.url, 'parse-worker');
     const worker = new Worker(url, {
       execArgv,
       workerData: { rejected: this.rejected.buffer, niceness: this.niceness },
@@ -152,17 +151,4 @@ function ownedBuffer(bytes: Buffer): Buffer {
   const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
   bytes.copy(copy);
   return copy;
-}
-
-/**
- * The worker's module. Running from the TypeScript sources, the worker needs tsx's loader, which
- * it inherits from a process started through tsx (npm run import) but not from one that loads
- * the sources otherwise (Vitest): then it is added.
- */
-function workerScript(): { url: URL; execArgv?: string[] } {
-  const fromSource = import.meta.url.endsWith('.ts');
-  const url = new URL(fromSource ? './parse-worker.ts' : './parse-worker.js', import.meta.url);
-  if (!fromSource || process.execArgv.some((arg) => arg.includes('tsx'))) return { url };
-  const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  return { url, execArgv: [...process.execArgv, '--import', loader] };
 }
