@@ -102,11 +102,15 @@ export class OriginThread implements VariantMaker {
     });
     // Waiting for variants is the requests' business: the thread keeps no process alive.
     worker.unref();
-    worker.on('message', (message: WorkerMessage) => this.received(message));
+    const started = this.worker;
+    worker.on('message', (message: WorkerMessage) => {
+      // A closed thread finishing what it was making: its jobs have failed already, and its
+      // fetch numbers would mix with a new thread's.
+      if (this.worker === started) this.received(message);
+    });
     worker.on('error', (error) => {
       this.logger.error({ err: error }, 'the avatar origin thread failed; new variants start another');
     });
-    const started = this.worker;
     worker.on('exit', (code) => {
       if (this.worker !== started) return; // closed
       this.worker = undefined;
