@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createAddressPolicy } from './address-policy.js';
 import { OriginImages } from './origin-images.js';
-import type { OriginJob, OriginThreadSettings, WorkerMessage } from './origin-messages.js';
+import type { ErrorReport, OriginJob, OriginThreadSettings, WorkerMessage } from './origin-messages.js';
 import { nameAndLowerThisThread, ORIGIN_THREAD_NAME } from './resize-priority.js';
 
 const port = parentPort;
@@ -51,28 +51,24 @@ port.on('message', (message: OriginJob | 'stop') => {
   making += 1;
   images
     .make(job.request, job.id)
-    .then(
-      (resized) => {
-        // sharp's output lives in memory V8 cannot hand over (an external buffer): a copy of the
-        // few kilobytes is, and it is moved rather than copied again.
-        const body = Uint8Array.prototype.slice.call(resized.body);
-        send({ kind: 'made', job: job.id, body, format: resized.format }, [body.buffer]);
-      },
-      (error: unknown) => {
-        const failure = (error as { failure?: unknown }).failure;
-        send({
-          kind: 'failed',
-          job: job.id,
-          error: {
-            name: error instanceof Error ? error.name : 'Error',
-            message: error instanceof Error ? error.message : String(error),
-            failure: typeof failure === 'string' ? failure : undefined,
-          },
-        });
-      },
-    )
+    .then((resized) => {
+      // sharp's output lives in memory V8 cannot hand over (an external buffer): a copy of the
+      // few kilobytes is, and it is moved rather than copied again.
+      const body = Uint8Array.prototype.slice.call(resized.body);
+      send({ kind: 'made', job: job.id, body, format: resized.format }, [body.buffer]);
+    })
+    // Whatever failed, the making or the sending of its result, the job gets an answer: a job
+    // without one would leave its requests waiting.
+    .catch((error: unknown) => send({ kind: 'failed', job: job.id, error: reportOf(error) }))
     .finally(() => {
       making -= 1;
       stopWhenIdle();
     });
 });
+
+/** The error as plain data, whatever was thrown. */
+function reportOf(error: unknown): ErrorReport {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error), failure: undefined };
+  const { failure } = error as Error & { failure?: unknown };
+  return { name: error.name, message: error.message, failure: typeof failure === 'string' ? failure : undefined };
+}
