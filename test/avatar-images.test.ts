@@ -4,7 +4,7 @@
  * AVATAR_PRIVATE_ORIGINS) and resized; nothing ever reaches the origin on 127.0.0.2. Originals
  * that cannot be used get the fallback, quickly, with a short cache lifetime, while lookups go on.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import os from 'node:os';
@@ -14,8 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
 import { AvatarImages } from '../src/avatars/avatar-images.js';
 import { RateGate } from '../src/avatars/concurrency.js';
-import { resizeOriginal } from '../src/avatars/image-resize.js';
-import { workerThreadPriorities } from '../src/avatars/resize-priority.js';
+import { threadPriorities } from '../src/avatars/process-priority.js';
 import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
@@ -37,6 +36,8 @@ import {
 } from './support/image-origin.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
 import { readMetrics } from './support/metrics.js';
+import { isStillRunning, processTree, type TreeProcess } from './support/process-tree.js';
+import { collectOutput, PROJECT_ROOT } from './support/run-node.js';
 
 const PUBLIC_URL = 'http://names.test';
 const IMMUTABLE = 'public, max-age=31536000, immutable';
@@ -645,88 +646,62 @@ describe('the format from Accept', () => {
   });
 });
 
-describe.skipIf(process.platform !== 'linux')('making variants at idle priority', () => {
-  const fieldsOf = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const niceOf = (stat: string) => Number(fieldsOf(stat)[16]);
-  /** The scheduling policy (field 41): 0 normal, 5 SCHED_IDLE. */
-  const policyOf = (stat: string) => Number(fieldsOf(stat)[38]);
-  const threadStat = (task: string) => readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
-  const threadsNamed = (name: string) =>
-    readdirSync('/proc/self/task').filter((task) => {
-      try {
-        return readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() === name;
-      } catch {
-        return false; // ended meanwhile
-      }
-    });
-  /** `chrt` (util-linux) sets the idle class; without it the threads stay at nice 19. */
+describe.skipIf(process.platform !== 'linux')('making variants at idle priority, in a process of its own', () => {
+  /** `chrt` (util-linux) sets the idle class; without it the origin process stays at nice 19. */
   const canSetIdleClass = spawnSync('chrt', ['--version']).status === 0;
   const policy = createAddressPolicy([parseNetwork('127.0.0.1/32')].flatMap((network) => (network ? [network] : [])));
+  const originProcesses = (of = process.pid) =>
+    processTree(of).filter((entry) => entry.ppid === of && entry.command.includes('nps-avatar-origins'));
 
-  /** Waits until every lowered thread shows the idle class (chrt runs beside the service). */
-  async function settledPriorities() {
-    for (let tries = 0; tries < 100; tries += 1) {
-      const threads = workerThreadPriorities();
-      if (!canSetIdleClass || threads.every((thread) => thread.idleClass)) return threads;
+  async function until<T>(read: () => T, done: (value: T) => boolean, ms = 5000): Promise<T> {
+    const deadline = Date.now() + ms;
+    let value = read();
+    while (!done(value) && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
+      value = read();
     }
-    return workerThreadPriorities();
+    return value;
   }
 
-  function expectEventLoopUnchanged(mainNice: number, mainPolicy: number) {
-    const pool = threadsNamed('libuv-worker');
-    expect(pool.length).toBeGreaterThan(0);
-    for (const task of pool) {
-      expect(niceOf(threadStat(task))).toBe(mainNice);
-      expect(policyOf(threadStat(task))).toBe(mainPolicy);
-    }
-    expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(mainNice);
-    expect(policyOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(mainPolicy);
-    expect(niceOf(readFileSync('/proc/self/stat', 'utf8'))).toBe(mainNice);
-  }
-
-  it('runs libvips workers at idle priority once resizing has begun; the event loop and the thread pool keep theirs', async () => {
-    const mainNice = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
-    const mainPolicy = policyOf(readFileSync('/proc/thread-self/stat', 'utf8'));
-    const original = await sharp({ create: { width: 400, height: 300, channels: 3, background: '#08f' } })
-      .jpeg()
-      .toBuffer();
-    // The second resize finds the workers the first one started.
-    await resizeOriginal(original, 64, 'webp');
-    await resizeOriginal(original, 32, 'png');
-    const workers = (await settledPriorities()).filter((thread) => thread.name === 'libvips worker');
-    expect(workers.length).toBeGreaterThan(0);
-    expect(workers.filter((worker) => worker.nice !== 19)).toEqual([]);
-    if (canSetIdleClass) expect(workers.filter((worker) => !worker.idleClass)).toEqual([]);
-    expectEventLoopUnchanged(mainNice, mainPolicy);
-  });
-
-  it('makes new variants on the origin thread, at idle priority, not on the event loop', async () => {
-    const mainNice = niceOf(readFileSync('/proc/thread-self/stat', 'utf8'));
-    const mainPolicy = policyOf(readFileSync('/proc/thread-self/stat', 'utf8'));
-    const before = threadsNamed('avatar-origins').length;
+  it('makes new variants in the origin process, every thread of it at idle priority; the service keeps its own', async () => {
+    const ownBefore = threadPriorities(process.pid);
+    expect(originProcesses()).toEqual([]);
     const origin = await startImageOrigin('127.0.0.1');
-    origin.route('/on-the-thread.jpg', serve(await sidewaysJpeg(300, 200)));
+    origin.route('/elsewhere.jpg', serve(await sidewaysJpeg(300, 200)));
     const images = new AvatarImages({ policy, timeoutMs: 10_000, maxBytes: 1024 * 1024, logger: captureLog().logger });
+    let originProcess: TreeProcess | undefined;
     try {
-      const ask = (size: number) => images.variant({ url: `${origin.url}/on-the-thread.jpg`, size, format: 'webp' });
+      const ask = (size: number) => images.variant({ url: `${origin.url}/elsewhere.jpg`, size, format: 'webp' });
       expect((await ask(48)).kind).toBe('variant');
-      // Another size of the same image: its original is kept on the origin thread, not fetched again.
+      // Another size of the same image: its original is kept in the origin process, not fetched again.
       expect((await ask(24)).kind).toBe('variant');
-      expect(origin.count('/on-the-thread.jpg')).toBe(1);
-      const threads = await settledPriorities();
-      expect(threads.filter((thread) => thread.name === 'avatar-origins')).toHaveLength(before + 1);
+      expect(origin.count('/elsewhere.jpg')).toBe(1);
+      [originProcess] = originProcesses();
+      if (originProcess === undefined) throw new Error('no origin process under the test process');
+      const threads = threadPriorities(originProcess.pid);
+      // Its event loop, V8's helpers, libuv's pool (sharp queues its work there) and libvips' workers.
+      expect(threads.map((thread) => thread.name)).toEqual(expect.arrayContaining(['libuv-worker', 'libvips worker']));
       expect(threads.filter((thread) => thread.nice !== 19)).toEqual([]);
       if (canSetIdleClass) expect(threads.filter((thread) => !thread.idleClass)).toEqual([]);
-      expectEventLoopUnchanged(mainNice, mainPolicy);
+      // Not one thread of the service was lowered, its pool and V8's helpers included.
+      const own = threadPriorities(process.pid);
+      expect(own.filter((thread) => thread.idleClass || thread.nice === 19)).toEqual([]);
+      expect(own.length).toBeGreaterThanOrEqual(ownBefore.length);
     } finally {
       await images.close();
       await origin.close();
     }
-    expect(threadsNamed('avatar-origins')).toHaveLength(before);
+    // Asked to stop at shutdown, it ends.
+    const ended = originProcess;
+    expect(
+      await until(
+        () => isStillRunning(ended),
+        (running) => !running,
+      ),
+    ).toBe(false);
   });
 
-  it('fails the variants in flight when the origin thread stops (the fallback, logged), and starts another for the next', async () => {
+  it('fails the variants in flight when the origin process stops (the fallback, logged), and starts another for the next', async () => {
     const origin = await startImageOrigin('127.0.0.1');
     const jpeg = await sidewaysJpeg(300, 200);
     origin.route('/slow.jpg', (req, res) => setTimeout(() => serve(jpeg)(req, res), 500));
@@ -735,9 +710,10 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority'
     const images = new AvatarImages({ policy, timeoutMs: 10_000, maxBytes: 1024 * 1024, logger: log.logger });
     try {
       const inFlight = images.variant({ url: `${origin.url}/slow.jpg`, size: 32, format: 'webp' });
-      for (let tries = 0; tries < 200 && origin.count('/slow.jpg') === 0; tries += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
+      await until(
+        () => origin.count('/slow.jpg'),
+        (count) => count > 0,
+      );
       expect(origin.count('/slow.jpg')).toBe(1);
       await images.close();
       expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
@@ -745,6 +721,74 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority'
       expect((await images.variant({ url: `${origin.url}/after.jpg`, size: 32, format: 'webp' })).kind).toBe('variant');
     } finally {
       await images.close();
+      await origin.close();
+    }
+  });
+
+  it('an origin process killed while making a variant: that variant gets the fallback, the end is logged as an error, the next starts another', async () => {
+    const origin = await startImageOrigin('127.0.0.1');
+    const jpeg = await sidewaysJpeg(300, 200);
+    origin.route('/slow.jpg', (req, res) => setTimeout(() => serve(jpeg)(req, res), 2000));
+    origin.route('/after.jpg', serve(jpeg));
+    const log = captureLog();
+    const images = new AvatarImages({ policy, timeoutMs: 10_000, maxBytes: 1024 * 1024, logger: log.logger });
+    try {
+      const inFlight = images.variant({ url: `${origin.url}/slow.jpg`, size: 32, format: 'webp' });
+      await until(
+        () => origin.count('/slow.jpg'),
+        (count) => count > 0,
+      );
+      const [killed] = originProcesses();
+      if (killed === undefined) throw new Error('no origin process under the test process');
+      process.kill(killed.pid, 'SIGKILL');
+      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
+      expect(log.find('error', 'the avatar origin process ended (signal SIGKILL)')).toHaveLength(1);
+      expect((await images.variant({ url: `${origin.url}/after.jpg`, size: 32, format: 'webp' })).kind).toBe('variant');
+      const [next] = originProcesses();
+      expect(next?.pid).not.toBe(killed.pid);
+    } finally {
+      await images.close();
+      await origin.close();
+    }
+  });
+
+  it('the origin process ends with the service, also when the service is killed', async () => {
+    const origin = await startImageOrigin('127.0.0.1');
+    origin.route('/a.jpg', serve(await sidewaysJpeg(300, 200)));
+    const script = `
+      import { createAddressPolicy, parseNetwork } from './src/avatars/address-policy.ts';
+      import { AvatarImages } from './src/avatars/avatar-images.ts';
+      import pino from 'pino';
+      const policy = createAddressPolicy([parseNetwork('127.0.0.1/32')]);
+      const images = new AvatarImages({ policy, timeoutMs: 10000, maxBytes: 1048576, logger: pino({ level: 'silent' }) });
+      const result = await images.variant({ url: ${JSON.stringify(`${origin.url}/a.jpg`)}, size: 32, format: 'webp' });
+      console.log(result.kind);
+      setInterval(() => {}, 1000);
+    `;
+    const service = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = collectOutput(service);
+    try {
+      expect(
+        await until(
+          () => output.stdout,
+          (text) => text.includes('\n'),
+          20_000,
+        ),
+      ).toBe('variant\n');
+      const [child] = originProcesses(service.pid);
+      if (child === undefined) throw new Error(`no origin process under the service: ${output.stderr}`);
+      service.kill('SIGKILL');
+      expect(
+        await until(
+          () => isStillRunning(child),
+          (running) => !running,
+        ),
+      ).toBe(false);
+    } finally {
+      service.kill('SIGKILL');
       await origin.close();
     }
   });

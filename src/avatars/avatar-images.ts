@@ -4,8 +4,8 @@
  * share one making (single flight); a failed original is remembered for FAILURE_MEMORY_MS, so a
  * broken origin is not asked on every request and its answers (the fallback) are cached no
  * longer than that by clients; new variants are bounded per second. Making a new variant (fetch
- * and resize, ./origin-images.ts) runs on the origin thread at idle priority
- * (./origin-thread.ts), so the lookups keep their latency while avatars are made.
+ * and resize, ./origin-images.ts) runs in the origin process at idle priority
+ * (./origin-process.ts), so the lookups keep their latency while avatars are made.
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logging/logger.js';
@@ -22,7 +22,7 @@ import {
   type VariantMaker,
   type VariantRequest,
 } from './origin-images.js';
-import { OriginThread } from './origin-thread.js';
+import { OriginProcess } from './origin-process.js';
 import { OriginFetchError, type Resolver } from './safe-fetch.js';
 import { type Variant, VariantStore, variantOf } from './variant-store.js';
 
@@ -63,8 +63,8 @@ export interface AvatarImagesOptions {
   clock?: GateClock;
   observer?: AvatarImageObserver;
   /**
-   * Host name resolution (tests). A function cannot be handed to another thread: with it, new
-   * variants are made on the event loop instead of the origin thread.
+   * Host name resolution (tests). A function cannot be handed to another process: with it, new
+   * variants are made on the event loop instead of in the origin process.
    */
   resolve?: Resolver;
 }
@@ -90,14 +90,14 @@ export class AvatarImages {
     this.maker =
       options.resolve !== undefined
         ? new OriginImages({ ...makerOptions, resolve: options.resolve })
-        : new OriginThread(makerOptions, options.logger);
+        : new OriginProcess(makerOptions, options.logger);
     const rate = options.resizesPerSecond;
     // A second's worth may start at once, and as many may wait: none waits much longer than a second.
     const allowance = Math.max(1, Math.floor(rate ?? 1));
     this.resizeGate = rate === undefined ? undefined : new RateGate(rate, allowance, allowance, options.clock);
   }
 
-  /** Stops the origin thread, at shutdown (the variants it was making fail; another new variant would start another). */
+  /** Stops the origin process, at shutdown (the variants it was making fail; another new variant would start another). */
   close(): Promise<void> {
     return this.maker.close();
   }

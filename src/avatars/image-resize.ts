@@ -9,7 +9,6 @@
  * the external `href` is never requested). The answer is never SVG.
  */
 import type { Metadata, Sharp } from 'sharp';
-import { lowerWorkerThreadPriority } from './resize-priority.js';
 
 type SharpModule = typeof import('sharp')['default'];
 
@@ -93,7 +92,7 @@ let sharpModule: Promise<SharpModule> | undefined;
  * image (AVATAR_PROXY=off, or no profile with an image asked for) need not pay
  * (docs/decisions.md, "sharp loaded on the first resize").
  */
-export function loadSharp(): Promise<SharpModule> {
+function loadSharp(): Promise<SharpModule> {
   sharpModule ??= import('sharp').then(({ default: sharp }) => {
     sharp.concurrency(SHARP_BOUNDS.threadsPerImage);
     sharp.cache({ memory: SHARP_BOUNDS.cacheMegabytes, files: 0, items: 20 });
@@ -110,7 +109,6 @@ export async function resizeOriginal(original: Buffer, size: number, choice: For
   const type = originalType(original);
   if (type === null) throw new UnusableImageError('not-image', 'the bytes are not an image of a known type');
   const sharp = await loadSharp();
-  lowerWorkerThreadPriority();
   const header = await readHeader(sharp, original, type);
   if (header.width * header.height > MAX_INPUT_PIXELS) {
     throw new UnusableImageError('too-large', `${header.width}×${header.height} pixels (at most ${MAX_INPUT_PIXELS})`);

@@ -6,7 +6,7 @@
  * in all, resizes at most `resizes` at once.
  *
  * This is the work that takes CPU and memory by the megabyte (485 KB originals, libvips), so the
- * service runs it on a thread of its own at idle priority (./origin-thread.ts); the variant half
+ * service runs it in a process of its own at idle priority (./origin-process.ts); the variant half
  * (variants kept, failures remembered, the bound on new variants a second) stays with the event
  * loop in ./avatar-images.ts.
  */
@@ -32,7 +32,7 @@ export const IMAGE_OUTCOMES: readonly ImageOutcome[] = [
 export interface OriginObserver {
   /**
    * An origin fetch is starting; the returned function is called once it ended. `asker` is what
-   * the caller of `make` passed for the variant that needs this fetch (the origin thread: its job).
+   * the caller of `make` passed for the variant that needs this fetch (the origin process: its job).
    */
   fetchStarted(host: string, asker?: number): (outcome: ImageOutcome, bytes: number) => void;
   resized(seconds: number): void;
@@ -61,7 +61,7 @@ export interface VariantRequest {
   format: FormatChoice;
 }
 
-/** Makes new variants; OriginImages here, or the same on the origin thread. */
+/** Makes new variants; OriginImages here, or the same in the origin process. */
 export interface VariantMaker {
   /** The variant's bytes, or an OriginFetchError, UnusableImageError or BusyError. */
   make(request: VariantRequest, asker?: number): Promise<ResizedImage>;

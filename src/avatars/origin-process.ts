@@ -1,0 +1,192 @@
+/**
+ * New avatar variants made in a process of its own, the origin process (./origin-child.ts
+ * running ./origin-images.ts), at idle priority (./process-priority.ts). In the service's
+ * process, a new variant would cost the lookups beside it more than its CPU: the fetch's socket
+ * reads, sharp's calls and the collections of 485 KB originals run on the event loop, and even
+ * on a thread of its own they share libuv's pool, V8's helper threads and the memory map with
+ * the event loop, all at its priority. Here the service only sends a job and receives the
+ * variant's bytes; what the origin process observes (fetches, resizes) is reported back and given
+ * to the observer in the asking request's async context, so metrics and the origin-fetch span are
+ * as they were in-process.
+ *
+ * The process starts with the first new variant (sharp and libvips are loaded there, never in the
+ * service). If it ends (a crash, its heap limit, a kill), the variants it was making fail
+ * ('error', the fallback answers), the end is logged, and the next new variant starts another.
+ * It ends with the service: asked at shutdown, and by itself when the service's channel closes.
+ */
+import { AsyncResource } from 'node:async_hooks';
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from '../logging/logger.js';
+import { childProcessScript } from '../workers/worker-script.js';
+import { type ResizedImage, UnusableImageError } from './image-resize.js';
+import {
+  BusyError,
+  type ImageOutcome,
+  type OriginImagesOptions,
+  type VariantMaker,
+  type VariantRequest,
+} from './origin-images.js';
+import type { ErrorReport, OriginMessage, OriginProcessSettings, ServiceMessage } from './origin-messages.js';
+import { type FetchFailure, OriginFetchError } from './safe-fetch.js';
+
+/**
+ * The origin process's V8 heap: originals live outside it (Buffers), so a small heap serves and
+ * keeps the process small.
+ */
+const HEAP_FLAGS = ['--max-old-space-size=64', '--max-semi-space-size=2'];
+/** How long `close` waits for the process to finish what it is making before it is killed. */
+const CLOSE_WAIT_MS = 2000;
+
+interface PendingJob {
+  resolve(image: ResizedImage): void;
+  reject(error: Error): void;
+  /** The asking request's async context: the figures and spans of its fetch belong to it. */
+  scope: AsyncResource;
+}
+
+export class OriginProcess implements VariantMaker {
+  private child: ChildProcess | undefined;
+  private readonly jobs = new Map<number, PendingJob>();
+  private readonly fetchesEnded = new Map<number, (outcome: ImageOutcome, bytes: number) => void>();
+  private nextJob = 0;
+
+  constructor(
+    private readonly options: Omit<OriginImagesOptions, 'resolve'>,
+    private readonly logger: Logger,
+  ) {}
+
+  make(request: VariantRequest): Promise<ResizedImage> {
+    const child = this.started();
+    const id = this.nextJob++;
+    return new Promise<ResizedImage>((resolve, reject) => {
+      // While a variant is awaited, the channel keeps the service's event loop alive (as the
+      // request waiting for it would); idle, it does not.
+      if (this.jobs.size === 0) child.channel?.ref();
+      this.jobs.set(id, { resolve, reject, scope: new AsyncResource('avatar-variant') });
+      this.sendTo(child, { kind: 'job', id, request }, (error) =>
+        this.settled(id)?.reject(new Error(`the avatar origin process could not be reached: ${error.message}`)),
+      );
+    });
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    this.failAll('the service is stopping');
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    this.sendTo(child, { kind: 'stop' }, () => child.kill('SIGKILL'));
+    const finished = await Promise.race([exited.then(() => true), delay(CLOSE_WAIT_MS, false, { ref: false })]);
+    // Still making a variant after the wait: nothing of the service waits for it any more.
+    if (!finished) child.kill('SIGKILL');
+  }
+
+  private started(): ChildProcess {
+    if (this.child !== undefined) return this.child;
+    const { policy, observer: _observer, ...copied } = this.options;
+    const settings: OriginProcessSettings = { ...copied, allowed: policy.allowed };
+    const { path, execArgv } = childProcessScript(import.meta.url, 'origin-child');
+    const child = fork(path, [], {
+      execArgv: [...execArgv, ...HEAP_FLAGS],
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child = child;
+    // An idle origin process keeps the service alive no longer (see make).
+    child.unref();
+    child.channel?.unref();
+    child.on('message', (message: OriginMessage) => {
+      // A closed process finishing what it was making: its jobs have failed already, and its
+      // fetch numbers would mix with a new process's.
+      if (this.child === child) this.received(message);
+    });
+    child.on('error', (error) => {
+      this.logger.error({ err: error }, 'the avatar origin process failed; new variants start another');
+      this.ended(child, `the avatar origin process failed: ${error.message}`);
+    });
+    child.on('exit', (code, signal) => {
+      if (this.child !== child) return; // closed, or failed already
+      const reason = `the avatar origin process ended (${signal === null ? `exit code ${code}` : `signal ${signal}`})`;
+      this.logger.error(
+        { code, signal },
+        `${reason}; the variants it was making get the fallback, new ones start another`,
+      );
+      this.ended(child, reason);
+    });
+    this.sendTo(child, { kind: 'settings', settings }, () => {});
+    return child;
+  }
+
+  /** Sends, and calls `failed` when the message cannot be delivered (the process is gone). */
+  private sendTo(child: ChildProcess, message: ServiceMessage, failed: (error: Error) => void): void {
+    if (!child.connected) {
+      failed(new Error('its channel is closed'));
+      return;
+    }
+    child.send(message, (error) => {
+      if (error) failed(error);
+    });
+  }
+
+  private ended(child: ChildProcess, reason: string): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    this.failAll(reason);
+  }
+
+  private received(message: OriginMessage): void {
+    switch (message.kind) {
+      case 'fetch-started': {
+        const { observer } = this.options;
+        if (observer === undefined) return;
+        const scope = this.jobs.get(message.job)?.scope;
+        const start = () => observer.fetchStarted(message.host);
+        this.fetchesEnded.set(message.fetch, scope === undefined ? start() : scope.runInAsyncScope(start));
+        return;
+      }
+      case 'fetch-ended': {
+        const ended = this.fetchesEnded.get(message.fetch);
+        this.fetchesEnded.delete(message.fetch);
+        ended?.(message.outcome, message.bytes);
+        return;
+      }
+      case 'resized':
+        this.options.observer?.resized(message.seconds);
+        return;
+      case 'made': {
+        const job = this.settled(message.job);
+        const { body } = message;
+        job?.resolve({ body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), format: message.format });
+        return;
+      }
+      case 'failed':
+        this.settled(message.job)?.reject(errorOf(message.error));
+        return;
+    }
+  }
+
+  private settled(id: number): PendingJob | undefined {
+    const job = this.jobs.get(id);
+    this.jobs.delete(id);
+    job?.scope.emitDestroy();
+    if (this.jobs.size === 0) this.child?.channel?.unref();
+    return job;
+  }
+
+  private failAll(reason: string): void {
+    for (const id of [...this.jobs.keys()]) this.settled(id)?.reject(new Error(reason));
+    // Fetches the process started and will never end: their figures end as errors.
+    for (const ended of this.fetchesEnded.values()) ended('error', 0);
+    this.fetchesEnded.clear();
+  }
+}
+
+/** The error the origin process reported, as its class, so outcomes and log levels stay as they were. */
+function errorOf({ name, message, failure }: ErrorReport): Error {
+  if (name === 'OriginFetchError') return new OriginFetchError(failure as FetchFailure, message);
+  if (name === 'UnusableImageError') return new UnusableImageError(failure as 'not-image' | 'too-large', message);
+  if (name === 'BusyError') return new BusyError(message);
+  return new Error(message);
+}
