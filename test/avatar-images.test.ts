@@ -57,6 +57,11 @@ const ENV = {
   PROFILE_CACHE_SIZE: '0',
 };
 
+/** The avatar origin processes (src/avatars/origin-process.ts) whose parent is `of`. */
+const originProcesses = (of = process.pid) =>
+  processTree(of).filter((entry) => entry.ppid === of && entry.command.includes('nps-avatar-origins'));
+const originPids = () => originProcesses().map((entry) => entry.pid);
+
 /** A handler that answers after `ms`, counting on the caller to have served the bytes. */
 const slowly =
   (ms: number, body: Buffer, type = 'image/jpeg') =>
@@ -393,10 +398,15 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
     const name = await profileWith(`${origin.url}/disk.jpg`);
     try {
       const env = { ...ENV, DATA_DIR: dataDir };
+      const before = originPids();
       const one = await startTestServer(handle, env, log.logger);
       const first = await fetch(`${one.url}/api/${name}/avatar?size=80`, { headers: WEBP });
       const etag = first.headers.get('etag');
+      // The variant was made by an origin process of that service, which ends when it closes.
+      const ones = originProcesses().filter((entry) => !before.includes(entry.pid));
+      if (process.platform === 'linux') expect(ones).toHaveLength(1); // read from /proc
       await one.close();
+      expect(ones.filter(isStillRunning)).toEqual([]);
       const two = await startTestServer(handle, env, log.logger);
       const again = await fetch(`${two.url}/api/${name}/avatar?size=80`, { headers: WEBP });
       await two.close();
@@ -650,8 +660,6 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
   /** `chrt` (util-linux) sets the idle class; without it the origin process stays at nice 19. */
   const canSetIdleClass = spawnSync('chrt', ['--version']).status === 0;
   const policy = createAddressPolicy([parseNetwork('127.0.0.1/32')].flatMap((network) => (network ? [network] : [])));
-  const originProcesses = (of = process.pid) =>
-    processTree(of).filter((entry) => entry.ppid === of && entry.command.includes('nps-avatar-origins'));
 
   async function until<T>(read: () => T, done: (value: T) => boolean, ms = 5000): Promise<T> {
     const deadline = Date.now() + ms;
