@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
 import { AvatarImages } from '../src/avatars/avatar-images.js';
 import { RateGate } from '../src/avatars/concurrency.js';
+import { originEnvironment } from '../src/avatars/origin-environment.js';
 import { threadPriorities } from '../src/avatars/process-priority.js';
 import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
 import { importLines } from '../src/data/importer.js';
@@ -656,6 +657,31 @@ describe('the format from Accept', () => {
   });
 });
 
+describe('what the origin process is given of the service’s environment', () => {
+  it('only where programs are, https trust, locale, time zone, temporary files and libvips’ settings', () => {
+    const service = {
+      PATH: '/usr/bin:/bin',
+      NODE_EXTRA_CA_CERTS: '/etc/intranet-ca.pem',
+      TZ: 'UTC',
+      VIPS_WARNING: '0',
+      DATABASE_URL: 'postgres://app:hunter2@db.internal/names',
+      DATABASE_REPLICA_URLS: 'postgres://app:hunter2@replica.internal/names',
+      REDIS_URL: 'redis://:hunter2@cache.internal:6379',
+      OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer hunter2',
+      EDGE_PURGE_TOKEN: 'hunter2',
+      NODE_OPTIONS: '--require ./apm-agent.js',
+      path: '/tmp/evil', // another name on Linux, where names are case-sensitive
+      VIPS: 'not a libvips setting',
+    };
+    expect(originEnvironment(service)).toEqual({
+      PATH: '/usr/bin:/bin',
+      NODE_EXTRA_CA_CERTS: '/etc/intranet-ca.pem',
+      TZ: 'UTC',
+      VIPS_WARNING: '0',
+    });
+  });
+});
+
 describe.skipIf(process.platform !== 'linux')('making variants at idle priority, in a process of its own', () => {
   /** `chrt` (util-linux) sets the idle class; without it the origin process stays at nice 19. */
   const canSetIdleClass = spawnSync('chrt', ['--version']).status === 0;
@@ -671,8 +697,14 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
     return value;
   }
 
-  it('makes new variants in the origin process, every thread of it at idle priority; the service keeps its own', async () => {
+  it('makes new variants in the origin process, every thread of it at idle priority and without the service’s secrets; the service keeps its own', async () => {
     const ownBefore = threadPriorities(process.pid);
+    const secrets = {
+      DATABASE_URL: 'postgres://app:hunter2@127.0.0.1/names',
+      REDIS_URL: 'redis://:hunter2@127.0.0.1:6379',
+    };
+    const saved = Object.fromEntries(Object.keys(secrets).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, secrets);
     expect(originProcesses()).toEqual([]);
     const origin = await startImageOrigin('127.0.0.1');
     origin.route('/elsewhere.jpg', serve(await sidewaysJpeg(300, 200)));
@@ -686,6 +718,15 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
       expect(origin.count('/elsewhere.jpg')).toBe(1);
       [originProcess] = originProcesses();
       if (originProcess === undefined) throw new Error('no origin process under the test process');
+      // None of the service's secrets (set in this process before the origin process started).
+      const environ = readFileSync(`/proc/${originProcess.pid}/environ`, 'utf8').split('\0').filter(Boolean);
+      const names = environ.map((entry) => entry.slice(0, entry.indexOf('=')));
+      expect(names).toContain('PATH');
+      const given = originEnvironment(process.env);
+      // Node's own for the IPC channel, and the service's environment only as originEnvironment passes it.
+      expect(names.filter((name) => !(name in given) && !name.startsWith('NODE_CHANNEL_'))).toEqual([]);
+      expect(names).not.toContain('DATABASE_URL');
+      expect(environ.join('\n')).not.toContain('hunter2');
       const threads = threadPriorities(originProcess.pid);
       // Its event loop, V8's helpers, libuv's pool (sharp queues its work there) and libvips' workers.
       expect(threads.map((thread) => thread.name)).toEqual(expect.arrayContaining(['libuv-worker', 'libvips worker']));
@@ -696,6 +737,10 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
       expect(own.filter((thread) => thread.idleClass || thread.nice === 19)).toEqual([]);
       expect(own.length).toBeGreaterThanOrEqual(ownBefore.length);
     } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
       await images.close();
       await origin.close();
     }

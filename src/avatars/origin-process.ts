@@ -13,6 +13,7 @@
  * service). If it ends (a crash, its heap limit, a kill), the variants it was making fail
  * ('error', the fallback answers), the end is logged, and the next new variant starts another.
  * It ends with the service: asked at shutdown, and by itself when the service's channel closes.
+ * It is given none of the service's secrets (./origin-environment.ts).
  */
 import { AsyncResource } from 'node:async_hooks';
 import { type ChildProcess, fork } from 'node:child_process';
@@ -21,6 +22,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logging/logger.js';
 import { childProcessScript } from '../workers/worker-script.js';
 import { type ResizedImage, UnusableImageError } from './image-resize.js';
+import { originEnvironment } from './origin-environment.js';
 import {
   BusyError,
   type ImageOutcome,
@@ -91,6 +93,7 @@ export class OriginProcess implements VariantMaker {
     const child = fork(path, [], {
       execArgv: [...execArgv, ...HEAP_FLAGS],
       serialization: 'advanced',
+      env: originEnvironment(process.env),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.child = child;
