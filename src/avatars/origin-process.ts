@@ -107,6 +107,9 @@ export class OriginProcess implements VariantMaker {
     });
     child.on('error', (error) => {
       this.logger.error({ err: error }, 'the avatar origin process failed; new variants start another');
+      // It may still run (an 'error' is also a message that could not be sent): no process is left
+      // behind that no one asks for anything.
+      child.kill('SIGKILL');
       this.ended(child, `the avatar origin process failed: ${error.message}`);
     });
     child.on('exit', (code, signal) => {
