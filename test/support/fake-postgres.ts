@@ -15,6 +15,7 @@
  * through the fake, as a restart would, so a client's next query needs a new session.
  */
 import net from 'node:net';
+import { resetOrClose } from './socket-reset.js';
 import { listenOn, urlThrough } from './tcp-proxy.js';
 
 export type FakeBehaviour =
@@ -136,9 +137,10 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
     upstream.on('end', () => note(client, `upstream ended (${fromClient} B sent, ${toClient} B received)`));
     client.on('end', () => note(client, `client ended (${fromClient} B sent, ${toClient} B received)`));
     upstream.on('close', (hadError) => note(client, `upstream closed${hadError ? ' with an error' : ''}`));
-    // A reset upstream (or a refused connect) reaches the client as a reset; a close travels
+    // A reset upstream (or a refused connect) reaches the client as a reset (as a close when the
+    // upstream's end reached it first: resetOrClose); a close travels
     // through the pipe as a close after the last bytes (a FATAL error is read, not lost).
-    upstream.on('error', () => client.resetAndDestroy());
+    upstream.on('error', () => resetOrClose(client));
     // The pipe lets go of the client when the upstream closes; keep reading, so the client's own
     // close arrives and this side closes too.
     upstream.on('close', () => client.resume());
@@ -191,8 +193,8 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
       for (const connection of connections) {
         const socket = connection as net.Socket;
         if (open.has(socket)) {
-          note(socket, 'reset by the test');
-          socket.resetAndDestroy();
+          note(socket, socket.writableEnded ? 'closed by the test (its end was sent)' : 'reset by the test');
+          resetOrClose(socket);
         }
       }
     },
@@ -208,7 +210,7 @@ export async function startFakePostgres(target: FakePostgresTarget, host = '127.
     async behave(next, { resetOpen = false } = {}) {
       const wasListening = server.listening;
       behaviour = next;
-      if (resetOpen) for (const socket of [...open]) socket.resetAndDestroy();
+      if (resetOpen) for (const socket of [...open]) resetOrClose(socket);
       // server.close() waits for open connections; they are the client's to end (or reset above).
       if (next.kind === 'refuse' && wasListening) void stopListening();
       if (next.kind !== 'refuse' && !wasListening) await listenOn(server, port, host);

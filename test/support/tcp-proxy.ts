@@ -6,6 +6,7 @@
  * server itself is never touched.
  */
 import net from 'node:net';
+import { resetOrClose } from './socket-reset.js';
 
 /** Starts `server` listening and resolves with its port; rejects if it cannot (the port is taken, say). */
 export function listenOn(server: net.Server, port: number, host: string): Promise<number> {
@@ -103,7 +104,7 @@ export async function startTcpProxy(target: TcpProxyTarget, host = '127.0.0.1'):
       upstream: null,
       destroy() {
         // A reset, like a database host that went away, rather than a polite close.
-        if (!client.destroyed) client.resetAndDestroy();
+        if (!client.destroyed) resetOrClose(client);
         pipe.upstream?.destroy();
         pipes.delete(pipe);
         abandoned.delete(pipe);
