@@ -20,6 +20,7 @@ import postgres from 'postgres';
 import sharp from 'sharp';
 import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
+import { processTree } from '../test/support/process-tree.js';
 import { type ServerProcess, type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';
 import { benchServiceSettings, cycle } from './support.js';
 
@@ -290,19 +291,8 @@ export async function measureAvatars(options: AvatarBenchOptions): Promise<Avata
 
 /** The service's origin process (a child named `nps-avatar-origins`), if it runs. */
 function originProcessOf(service: number): number | undefined {
-  let children: number[];
-  try {
-    children = readFileSync(`/proc/${service}/task/${service}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
-  } catch {
-    return undefined;
-  }
-  return children.find((child) => {
-    try {
-      return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('nps-avatar-origins');
-    } catch {
-      return false; // ended meanwhile
-    }
-  });
+  return processTree(service).find((entry) => entry.ppid === service && entry.command.includes('nps-avatar-origins'))
+    ?.pid;
 }
 
 const withDefined = <T, R>(value: T | undefined, use: (value: T) => R): R | undefined =>

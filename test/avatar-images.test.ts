@@ -754,24 +754,34 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
     ).toBe(false);
   });
 
-  it('fails the variants in flight when the origin process stops (the fallback, logged), and starts another for the next', async () => {
+  /**
+   * Images whose origin answers `/slow.jpg` after `delayMs` and `/after.jpg` at once, with a
+   * variant of `/slow.jpg` asked for and its fetch under way.
+   */
+  async function variantInFlight(delayMs: number) {
     const origin = await startImageOrigin('127.0.0.1');
     const jpeg = await sidewaysJpeg(300, 200);
-    origin.route('/slow.jpg', (req, res) => setTimeout(() => serve(jpeg)(req, res), 500));
+    origin.route('/slow.jpg', (req, res) => setTimeout(() => serve(jpeg)(req, res), delayMs));
     origin.route('/after.jpg', serve(jpeg));
     const log = captureLog();
     const images = new AvatarImages({ policy, timeoutMs: 10_000, maxBytes: 1024 * 1024, logger: log.logger });
+    const inFlight = images.variant({ url: `${origin.url}/slow.jpg`, size: 32, format: 'webp' });
+    await until(
+      () => origin.count('/slow.jpg'),
+      (count) => count > 0,
+    );
+    const after = () => images.variant({ url: `${origin.url}/after.jpg`, size: 32, format: 'webp' });
+    return { origin, log, images, inFlight, after };
+  }
+
+  it('fails the variants in flight when the origin process stops (the fallback, logged), and starts another for the next', async () => {
+    const { origin, log, images, inFlight, after } = await variantInFlight(500);
     try {
-      const inFlight = images.variant({ url: `${origin.url}/slow.jpg`, size: 32, format: 'webp' });
-      await until(
-        () => origin.count('/slow.jpg'),
-        (count) => count > 0,
-      );
       expect(origin.count('/slow.jpg')).toBe(1);
       await images.close();
       expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
       expect(log.lines.some((line) => line.msg === 'avatar original not used; the fallback is answered')).toBe(true);
-      expect((await images.variant({ url: `${origin.url}/after.jpg`, size: 32, format: 'webp' })).kind).toBe('variant');
+      expect((await after()).kind).toBe('variant');
     } finally {
       await images.close();
       await origin.close();
@@ -779,24 +789,14 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
   });
 
   it('an origin process killed while making a variant: that variant gets the fallback, the end is logged as an error, the next starts another', async () => {
-    const origin = await startImageOrigin('127.0.0.1');
-    const jpeg = await sidewaysJpeg(300, 200);
-    origin.route('/slow.jpg', (req, res) => setTimeout(() => serve(jpeg)(req, res), 2000));
-    origin.route('/after.jpg', serve(jpeg));
-    const log = captureLog();
-    const images = new AvatarImages({ policy, timeoutMs: 10_000, maxBytes: 1024 * 1024, logger: log.logger });
+    const { origin, log, images, inFlight, after } = await variantInFlight(2000);
     try {
-      const inFlight = images.variant({ url: `${origin.url}/slow.jpg`, size: 32, format: 'webp' });
-      await until(
-        () => origin.count('/slow.jpg'),
-        (count) => count > 0,
-      );
       const [killed] = originProcesses();
       if (killed === undefined) throw new Error('no origin process under the test process');
       process.kill(killed.pid, 'SIGKILL');
       expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
       expect(log.find('error', 'the avatar origin process ended (signal SIGKILL)')).toHaveLength(1);
-      expect((await images.variant({ url: `${origin.url}/after.jpg`, size: 32, format: 'webp' })).kind).toBe('variant');
+      expect((await after()).kind).toBe('variant');
       const [next] = originProcesses();
       expect(next?.pid).not.toBe(killed.pid);
     } finally {

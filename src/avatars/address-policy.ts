@@ -47,7 +47,7 @@ const REFUSED = blockListOf(REFUSED_RANGES);
 export interface AddressPolicy {
   /** Whether a connection to `address` (an IP address in any spelling) is allowed. */
   allows(address: string): boolean;
-  /** The networks allowed besides public addresses: what the policy is made from again on another thread. */
+  /** The networks allowed besides public addresses: what the policy is made from again in another process. */
   readonly allowed: readonly Network[];
 }
 

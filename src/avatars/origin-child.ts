@@ -6,10 +6,11 @@
  */
 import { createAddressPolicy } from './address-policy.js';
 import { OriginImages } from './origin-images.js';
-import type { ErrorReport, OriginMessage, ServiceMessage } from './origin-messages.js';
+import type { ErrorReport, OriginMessage, OriginProcessSettings, ServiceMessage } from './origin-messages.js';
 import { lowerThisProcess } from './process-priority.js';
 
-if (process.send === undefined) {
+const [settingsArgument] = process.argv.slice(2);
+if (process.send === undefined || settingsArgument === undefined) {
   throw new Error('origin-child.ts runs as the service’s child process (src/avatars/origin-process.ts)');
 }
 // Before anything starts a thread of its own: threads started later inherit the lowered priority.
@@ -21,7 +22,6 @@ const send = (message: OriginMessage) =>
     process.send?.(message, undefined, undefined, (error) => (error ? reject(error) : resolve()));
   });
 
-let images: OriginImages | undefined;
 let fetchIds = 0;
 let making = 0;
 let stopping = false;
@@ -31,7 +31,7 @@ function stopWhenIdle(): void {
   if (stopping && making === 0) process.exit(0);
 }
 
-function started(settings: Extract<ServiceMessage, { kind: 'settings' }>['settings']): OriginImages {
+function started(settings: OriginProcessSettings): OriginImages {
   const { allowed, ...options } = settings;
   // A message that cannot be sent means the service is gone: nothing is left to tell.
   const tell = (message: OriginMessage) => void send(message).catch(() => {});
@@ -66,20 +66,11 @@ function make(maker: OriginImages, id: number, request: Extract<ServiceMessage, 
     });
 }
 
+const images = started(JSON.parse(settingsArgument) as OriginProcessSettings);
+
 process.on('message', (message: ServiceMessage) => {
   switch (message.kind) {
-    case 'settings':
-      images ??= started(message.settings);
-      return;
     case 'job':
-      if (images === undefined) {
-        void send({
-          kind: 'failed',
-          job: message.id,
-          error: { name: 'Error', message: 'a job came before the settings', failure: undefined },
-        }).catch(() => {});
-        return;
-      }
       make(images, message.id, message.request);
       return;
     case 'stop':

@@ -4,7 +4,7 @@
  * attacker chose. So it gets only what the fetch and the decoding need, and none of the
  * service's secrets (DATABASE_URL and its password, REDIS_URL, OTLP headers, purge tokens) nor
  * its Node options (an agent loaded with `--require` belongs to the service, not to this child).
- * Its settings come over the IPC channel instead.
+ * Its settings are its one argument instead (JSON: timeouts, bounds, the allowed networks).
  */
 
 /** Passed as they are: where programs are (`chrt`), trust for https origins, locale, time zone, temporary files. */

@@ -9,9 +9,8 @@ export type OriginProcessSettings = Omit<OriginImagesOptions, 'policy' | 'observ
   allowed: readonly Network[];
 };
 
+/** The origin process's settings are its one argument, as JSON; then the service sends: */
 export type ServiceMessage =
-  /** The first message, before any job. */
-  | { kind: 'settings'; settings: OriginProcessSettings }
   /** Make this variant. */
   | { kind: 'job'; id: number; request: VariantRequest }
   /** Finish what is being made, then end. */

@@ -90,7 +90,7 @@ export class OriginProcess implements VariantMaker {
     const { policy, observer: _observer, ...copied } = this.options;
     const settings: OriginProcessSettings = { ...copied, allowed: policy.allowed };
     const { path, execArgv } = childProcessScript(import.meta.url, 'origin-child');
-    const child = fork(path, [], {
+    const child = fork(path, [JSON.stringify(settings)], {
       execArgv: [...execArgv, ...HEAP_FLAGS],
       serialization: 'advanced',
       env: originEnvironment(process.env),
@@ -121,7 +121,6 @@ export class OriginProcess implements VariantMaker {
       );
       this.ended(child, reason);
     });
-    this.sendTo(child, { kind: 'settings', settings }, () => {});
     return child;
   }
 

@@ -23,29 +23,25 @@ import { constants, setPriority } from 'node:os';
 /** `SCHED_IDLE` in the policy field of /proc/<id>/stat. */
 const SCHED_IDLE = 5;
 
-/** How far the calling process got: the idle class, nice 19 only, or unchanged (the system refused). */
-export type Lowered = 'idle-class' | 'nice' | 'unchanged';
-
 /** Lowers every thread of the calling process: nice 19, then the idle class where `chrt` can set it. */
-export function lowerThisProcess(): Lowered {
-  if (process.platform !== 'linux') return setNice(0) ? 'nice' : 'unchanged';
-  let niced = false;
-  for (const task of tasksOf(process.pid)) niced = setNice(Number(task)) || niced;
+export function lowerThisProcess(): void {
+  if (process.platform !== 'linux') {
+    setNice(0);
+    return;
+  }
+  for (const task of tasksOf(process.pid)) setNice(Number(task));
   try {
     execFileSync('chrt', ['--idle', '--all-tasks', '--pid', '0', String(process.pid)], { stdio: 'ignore' });
-    return 'idle-class';
   } catch {
     // No chrt (a minimal image), or the class refused: nice 19 it is.
-    return niced ? 'nice' : 'unchanged';
   }
 }
 
-function setNice(task: number): boolean {
+function setNice(task: number): void {
   try {
     setPriority(task, constants.priority.PRIORITY_LOW);
-    return true;
   } catch {
-    return false; // the thread ended meanwhile, or the system refuses
+    // The thread ended meanwhile, or the system refuses: it keeps its priority.
   }
 }
 
