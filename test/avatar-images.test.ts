@@ -15,6 +15,7 @@ import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy
 import { AvatarImages } from '../src/avatars/avatar-images.js';
 import { RateGate } from '../src/avatars/concurrency.js';
 import { originEnvironment } from '../src/avatars/origin-environment.js';
+import { restartPauseMs } from '../src/avatars/origin-process.js';
 import { threadPriorities } from '../src/avatars/process-priority.js';
 import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
 import { importLines } from '../src/data/importer.js';
@@ -803,6 +804,65 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
       await images.close();
       await origin.close();
     }
+  });
+
+  it('an origin process that keeps ending without making a variant is started again only after a pause, and not for every variant meanwhile', async () => {
+    const { origin, log, images, inFlight, after } = await variantInFlight(10_000);
+    const jpeg = await sidewaysJpeg(300, 200);
+    const slow = (req: IncomingMessage, res: ServerResponse) => setTimeout(() => serve(jpeg)(req, res), 10_000);
+    origin.route('/slow-2.jpg', slow);
+    origin.route('/slow-3.jpg', slow);
+    /** Asks for a variant of `path` and waits until the origin process is fetching it (the variant, boxed: not awaited). */
+    const fetching = async (path: string) => {
+      const variant = images.variant({ url: `${origin.url}${path}`, size: 32, format: 'webp' });
+      expect(
+        await until(
+          () => origin.count(path),
+          (count) => count > 0,
+        ),
+      ).toBe(1);
+      return { variant };
+    };
+    const killOriginProcess = () => {
+      const [running] = originProcesses();
+      if (running === undefined) throw new Error('no origin process under the test process');
+      process.kill(running.pid, 'SIGKILL');
+    };
+    try {
+      killOriginProcess();
+      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
+      // One end: the next variant starts another at once.
+      const { variant: second } = await fetching('/slow-2.jpg');
+      killOriginProcess();
+      expect(await second).toEqual({ kind: 'failed', outcome: 'error' });
+      const ends = log.find('error', 'the avatar origin process ended (signal SIGKILL)');
+      expect(ends).toHaveLength(2);
+      expect(ends[1]?.msg).toContain('ended 2 times in a row without making a variant');
+      // Two in a row: for a second, new variants get the fallback at once, no process starts,
+      // nothing is fetched, and nothing more is logged for them.
+      const linesBefore = log.lines.length;
+      const paused = await Promise.all(
+        [32, 33, 34].map((size) => images.variant({ url: `${origin.url}/after.jpg`, size, format: 'webp' })),
+      );
+      expect(paused).toEqual(Array(3).fill({ kind: 'failed', outcome: 'busy' }));
+      expect(originProcesses()).toEqual([]);
+      expect(origin.count('/after.jpg')).toBe(0);
+      expect(log.lines.slice(linesBefore)).toEqual([]);
+      // After the pause another starts; a variant made resets the count (one more end: no pause).
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      expect((await after()).kind).toBe('variant');
+      const { variant: third } = await fetching('/slow-3.jpg');
+      killOriginProcess();
+      expect(await third).toEqual({ kind: 'failed', outcome: 'error' });
+      expect((await images.variant({ url: `${origin.url}/after.jpg`, size: 64, format: 'webp' })).kind).toBe('variant');
+    } finally {
+      await images.close();
+      await origin.close();
+    }
+  });
+
+  it('pauses before another origin process after the second end in a row: 1 s, doubling, at most a minute', () => {
+    expect([0, 1, 2, 3, 4, 8, 20].map(restartPauseMs)).toEqual([0, 0, 1000, 2000, 4000, 60_000, 60_000]);
   });
 
   it('the origin process ends with the service, also when the service is killed', async () => {

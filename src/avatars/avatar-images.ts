@@ -147,6 +147,7 @@ export class AvatarImages {
     const host = hostOf(url);
     if (outcome === 'busy') {
       // Not remembered: the next request may find the service less busy.
+      if (error instanceof BusyError && error.reported) return;
       const reason = error instanceof Error ? error.message : String(error);
       this.options.logger.warn({ host, reason }, 'avatar variant not made now: the service is busy');
       return;

@@ -71,9 +71,15 @@ export interface VariantMaker {
 const ORIGINAL_TTL_MS = 10 * 60_000;
 const ORIGINAL_BYTES = 8 * 1024 * 1024;
 
-/** Not now: no fetch slot in time, or new variants over the bound per second. */
+/**
+ * Not now: no fetch slot in time, new variants over the bound per second, or the origin process
+ * pausing before a restart. `reported`: its cause was logged once already, not per variant.
+ */
 export class BusyError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly reported = false,
+  ) {
     super(message);
     this.name = 'BusyError';
   }

@@ -11,7 +11,10 @@
  *
  * The process starts with the first new variant (sharp and libvips are loaded there, never in the
  * service). If it ends (a crash, its heap limit, a kill), the variants it was making fail
- * ('error', the fallback answers), the end is logged, and the next new variant starts another.
+ * ('error', the fallback answers), the end is logged, and the next new variant starts another;
+ * but after the second end in a row without a variant made, not at once (restartPauseMs): a
+ * process that cannot start or keeps crashing would otherwise be forked for every new variant,
+ * each start costing about 40 ms of CPU at the service's priority before it lowers itself.
  * It ends with the service: asked at shutdown, and by itself when the service's channel closes.
  * It is given none of the service's secrets (./origin-environment.ts).
  */
@@ -25,6 +28,7 @@ import { type ResizedImage, UnusableImageError } from './image-resize.js';
 import { originEnvironment } from './origin-environment.js';
 import {
   BusyError,
+  hostOf,
   type ImageOutcome,
   type OriginImagesOptions,
   type VariantMaker,
@@ -40,6 +44,18 @@ import { type FetchFailure, OriginFetchError } from './safe-fetch.js';
 const HEAP_FLAGS = ['--max-old-space-size=64', '--max-semi-space-size=2'];
 /** How long `close` waits for the process to finish what it is making before it is killed. */
 const CLOSE_WAIT_MS = 2000;
+const FIRST_RESTART_PAUSE_MS = 1000;
+const LONGEST_RESTART_PAUSE_MS = 60_000;
+
+/**
+ * How long new variants wait for another origin process (they get the fallback meanwhile) after
+ * `endsInARow` ends that no one asked for, with no variant made since: none after one (a crash
+ * of one image's decoding should not cost the next image), then 1 s, doubling up to a minute.
+ */
+export function restartPauseMs(endsInARow: number): number {
+  if (endsInARow < 2) return 0;
+  return Math.min(FIRST_RESTART_PAUSE_MS * 2 ** (endsInARow - 2), LONGEST_RESTART_PAUSE_MS);
+}
 
 interface PendingJob {
   resolve(image: ResizedImage): void;
@@ -53,6 +69,10 @@ export class OriginProcess implements VariantMaker {
   private readonly jobs = new Map<number, PendingJob>();
   private readonly fetchesEnded = new Map<number, (outcome: ImageOutcome, bytes: number) => void>();
   private nextJob = 0;
+  /** Ends no one asked for since a process last made a variant. */
+  private endsInARow = 0;
+  /** When another process may start (performance.now()), and why not before. */
+  private pause: { until: number; reason: string } | undefined;
 
   constructor(
     private readonly options: Omit<OriginImagesOptions, 'resolve'>,
@@ -60,6 +80,11 @@ export class OriginProcess implements VariantMaker {
   ) {}
 
   make(request: VariantRequest): Promise<ResizedImage> {
+    if (this.child === undefined && this.pause !== undefined && performance.now() < this.pause.until) {
+      // Counted with the fetches, as one that found no slot: nothing was fetched. Logged once, at the end.
+      this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0);
+      return Promise.reject(new BusyError(this.pause.reason, true));
+    }
     const child = this.started();
     const id = this.nextJob++;
     return new Promise<ResizedImage>((resolve, reject) => {
@@ -106,22 +131,34 @@ export class OriginProcess implements VariantMaker {
       if (this.child === child) this.received(message);
     });
     child.on('error', (error) => {
-      this.logger.error({ err: error }, 'the avatar origin process failed; new variants start another');
       // It may still run (an 'error' is also a message that could not be sent): no process is left
       // behind that no one asks for anything.
       child.kill('SIGKILL');
-      this.ended(child, `the avatar origin process failed: ${error.message}`);
+      this.endedUnasked(child, `the avatar origin process failed: ${error.message}`, { err: error });
     });
     child.on('exit', (code, signal) => {
-      if (this.child !== child) return; // closed, or failed already
-      const reason = `the avatar origin process ended (${signal === null ? `exit code ${code}` : `signal ${signal}`})`;
-      this.logger.error(
-        { code, signal },
-        `${reason}; the variants it was making get the fallback, new ones start another`,
-      );
-      this.ended(child, reason);
+      const how = signal === null ? `exit code ${code}` : `signal ${signal}`;
+      this.endedUnasked(child, `the avatar origin process ended (${how})`, { code, signal });
     });
     return child;
+  }
+
+  /** The process ended or failed without being asked to: logged once, and perhaps a pause before the next. */
+  private endedUnasked(child: ChildProcess, reason: string, details: object): void {
+    if (this.child !== child) return; // closed, or ended already
+    this.endsInARow += 1;
+    const pauseMs = restartPauseMs(this.endsInARow);
+    let next = 'new ones start another';
+    if (pauseMs > 0) {
+      const seconds = pauseMs / 1000;
+      next = `it ended ${this.endsInARow} times in a row without making a variant, so new ones get the fallback for ${seconds} s before another starts`;
+      this.pause = {
+        until: performance.now() + pauseMs,
+        reason: `the avatar origin process is paused for ${seconds} s after ending ${this.endsInARow} times in a row`,
+      };
+    }
+    this.logger.error(details, `${reason}; the variants it was making get the fallback, ${next}`);
+    this.ended(child, reason);
   }
 
   /** Sends, and calls `failed` when the message cannot be delivered (the process is gone). */
@@ -161,6 +198,7 @@ export class OriginProcess implements VariantMaker {
         this.options.observer?.resized(message.seconds);
         return;
       case 'made': {
+        this.endsInARow = 0;
         const job = this.settled(message.job);
         const { body } = message;
         job?.resolve({ body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), format: message.format });
