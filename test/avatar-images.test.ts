@@ -12,7 +12,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
-import { AvatarImages } from '../src/avatars/avatar-images.js';
+import { AvatarImages, BUSY_LOG_INTERVAL_MS } from '../src/avatars/avatar-images.js';
 import { RateGate } from '../src/avatars/concurrency.js';
 import { originEnvironment } from '../src/avatars/origin-environment.js';
 import { restartPauseMs } from '../src/avatars/origin-process.js';
@@ -571,6 +571,41 @@ describe('new variants per second', () => {
     );
     expect(later.filter((value) => value === true)).toHaveLength(10);
     expect(later.filter((value) => value === 'waiting')).toHaveLength(2);
+  });
+
+  it('logs the variants not made for being busy at most every 10 s, with how many there were', async () => {
+    const origin = await startImageOrigin('127.0.0.1');
+    const jpeg = await sidewaysJpeg(200, 150);
+    const clock = manualClock();
+    const log = captureLog();
+    const images = new AvatarImages({
+      policy: createAddressPolicy([parseNetwork('127.0.0.1/32')].flatMap((network) => (network ? [network] : []))),
+      timeoutMs: 10_000,
+      maxBytes: 1024 * 1024,
+      logger: log.logger,
+      resizesPerSecond: 1,
+      clock,
+    });
+    const busyLines = () => log.find('warn', 'the service is busy');
+    try {
+      for (let i = 0; i < 10; i += 1) origin.route(`/burst-${i}.jpg`, serve(jpeg));
+      const ask = (i: number) => images.variant({ url: `${origin.url}/burst-${i}.jpg`, size: 16, format: 'webp' });
+      // A burst of six: one starts, one waits its turn, four are not made now; one line for them.
+      const burst = [0, 1, 2, 3, 4, 5].map(ask);
+      expect(await Promise.all(burst.slice(2))).toEqual(Array(4).fill({ kind: 'failed', outcome: 'busy' }));
+      expect(busyLines().map((line) => line.variants)).toEqual([1]);
+      await clock.advance(BUSY_LOG_INTERVAL_MS);
+      expect((await Promise.all(burst.slice(0, 2))).map((result) => result.kind)).toEqual(['variant', 'variant']);
+      // Ten seconds on, the next burst's first busy variant is logged with the three not logged before.
+      const next = [6, 7, 8, 9].map(ask);
+      expect(await Promise.all(next.slice(2))).toEqual(Array(2).fill({ kind: 'failed', outcome: 'busy' }));
+      expect(busyLines().map((line) => line.variants)).toEqual([1, 4]);
+      await clock.advance(1000);
+      expect((await Promise.all(next.slice(0, 2))).map((result) => result.kind)).toEqual(['variant', 'variant']);
+    } finally {
+      await images.close();
+      await origin.close();
+    }
   });
 
   it('answers a waiting request with its variant and one past the queue with busy, fetching nothing for it', async () => {

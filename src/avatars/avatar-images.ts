@@ -10,7 +10,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logging/logger.js';
 import type { AddressPolicy } from './address-policy.js';
-import { type GateClock, RateGate } from './concurrency.js';
+import { type GateClock, RateGate, REAL_CLOCK } from './concurrency.js';
 import { UnusableImageError } from './image-resize.js';
 import {
   BusyError,
@@ -32,6 +32,12 @@ export { IMAGE_OUTCOMES, type ImageOutcome, type VariantRequest } from './origin
 export const FAILURE_MEMORY_MS = 60_000;
 /** Part of every variant key and of the avatar version: raise it when the resizing changes. */
 export const AVATAR_IMAGE_REVISION = 1;
+/**
+ * Variants not made because the service was busy are logged at most this often, with how many
+ * there were: a burst of new avatars (a page of them) must not flood the log. Each one is counted
+ * in `avatar_origin_fetches_total{outcome="busy"}` as it happens.
+ */
+export const BUSY_LOG_INTERVAL_MS = 10_000;
 
 /** Where the figures of avatar images go (metrics; tracing of origin fetches). */
 export interface AvatarImageObserver extends OriginObserver {
@@ -77,6 +83,10 @@ export class AvatarImages {
   private readonly variantFlights = new Map<string, Promise<VariantResult>>();
   private readonly maker: VariantMaker;
   private readonly resizeGate: RateGate | undefined;
+  private readonly clock: GateClock;
+  /** The last busy line's time, and the busy variants since (see BUSY_LOG_INTERVAL_MS). */
+  private busyLoggedAt = Number.NEGATIVE_INFINITY;
+  private busySinceLogged = 0;
 
   constructor(private readonly options: AvatarImagesOptions) {
     this.store = new VariantStore({
@@ -94,7 +104,8 @@ export class AvatarImages {
     const rate = options.resizesPerSecond;
     // A second's worth may start at once, and as many may wait: none waits much longer than a second.
     const allowance = Math.max(1, Math.floor(rate ?? 1));
-    this.resizeGate = rate === undefined ? undefined : new RateGate(rate, allowance, allowance, options.clock);
+    this.clock = options.clock ?? REAL_CLOCK;
+    this.resizeGate = rate === undefined ? undefined : new RateGate(rate, allowance, allowance, this.clock);
   }
 
   /** Stops the origin process, at shutdown (the variants it was making fail; another new variant would start another). */
@@ -147,9 +158,7 @@ export class AvatarImages {
     const host = hostOf(url);
     if (outcome === 'busy') {
       // Not remembered: the next request may find the service less busy.
-      if (error instanceof BusyError && error.reported) return;
-      const reason = error instanceof Error ? error.message : String(error);
-      this.options.logger.warn({ host, reason }, 'avatar variant not made now: the service is busy');
+      if (!(error instanceof BusyError && error.reported)) this.logBusy(host, error);
       return;
     }
     this.failures.set(url, outcome);
@@ -157,6 +166,19 @@ export class AvatarImages {
     const reason = error instanceof Error ? error.message : String(error);
     const log = outcome === 'error' && !isExpected(error) ? 'warn' : 'info';
     this.options.logger[log]({ host, outcome, reason }, 'avatar original not used; the fallback is answered');
+  }
+
+  private logBusy(host: string, error: unknown): void {
+    this.busySinceLogged += 1;
+    const now = this.clock.now();
+    if (now - this.busyLoggedAt < BUSY_LOG_INTERVAL_MS) return;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.options.logger.warn(
+      { host, reason, variants: this.busySinceLogged },
+      `avatar variants not made now: the service is busy (logged at most every ${BUSY_LOG_INTERVAL_MS / 1000} s; \`variants\` counts them since the last such line)`,
+    );
+    this.busyLoggedAt = now;
+    this.busySinceLogged = 0;
   }
 }
 

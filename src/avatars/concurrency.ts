@@ -79,13 +79,13 @@ export class KeyedSlots {
   }
 }
 
-/** The clock of a RateGate: real time, or a test's. */
+/** The clock of a RateGate (and of AvatarImages' busy log): real time, or a test's. */
 export interface GateClock {
   now(): number;
   setTimeout(callback: () => void, ms: number): unknown;
 }
 
-const REAL_CLOCK: GateClock = {
+export const REAL_CLOCK: GateClock = {
   now: () => performance.now(),
   setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
 };
