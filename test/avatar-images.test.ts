@@ -15,7 +15,7 @@ import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy
 import { AvatarImages, BUSY_LOG_INTERVAL_MS } from '../src/avatars/avatar-images.js';
 import { RateGate } from '../src/avatars/concurrency.js';
 import { originEnvironment } from '../src/avatars/origin-environment.js';
-import { restartPauseMs } from '../src/avatars/origin-process.js';
+import { endsInARowAfter, restartPauseMs } from '../src/avatars/origin-process.js';
 import { threadPriorities } from '../src/avatars/process-priority.js';
 import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
 import { importLines } from '../src/data/importer.js';
@@ -841,7 +841,7 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
     }
   });
 
-  it('an origin process that keeps ending without making a variant is started again only after a pause, and not for every variant meanwhile', async () => {
+  it('an origin process that keeps ending soon after its start is started again only after a pause, and not for every variant meanwhile', async () => {
     const { origin, log, images, inFlight, after } = await variantInFlight(10_000);
     const jpeg = await sidewaysJpeg(300, 200);
     const slow = (req: IncomingMessage, res: ServerResponse) => setTimeout(() => serve(jpeg)(req, res), 10_000);
@@ -872,7 +872,8 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
       expect(await second).toEqual({ kind: 'failed', outcome: 'error' });
       const ends = log.find('error', 'the avatar origin process ended (signal SIGKILL)');
       expect(ends).toHaveLength(2);
-      expect(ends[1]?.msg).toContain('ended 2 times in a row without making a variant');
+      expect(ends[1]?.msg).toContain('ended 2 times in a row, each within a minute of its start');
+      expect(ends[1]?.msg).toContain('the fallback for 1 s');
       // Two in a row: for a second, new variants get the fallback at once, no process starts,
       // nothing is fetched, and nothing more is logged for them.
       const linesBefore = log.lines.length;
@@ -883,21 +884,29 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
       expect(originProcesses()).toEqual([]);
       expect(origin.count('/after.jpg')).toBe(0);
       expect(log.lines.slice(linesBefore)).toEqual([]);
-      // After the pause another starts; a variant made resets the count (one more end: no pause).
+      // After the pause another starts and makes variants; one more end soon after its start
+      // continues the row (a good image between bad ones does not reset it): a 2 s pause.
       await new Promise((resolve) => setTimeout(resolve, 1100));
       expect((await after()).kind).toBe('variant');
       const { variant: third } = await fetching('/slow-3.jpg');
       killOriginProcess();
       expect(await third).toEqual({ kind: 'failed', outcome: 'error' });
-      expect((await images.variant({ url: `${origin.url}/after.jpg`, size: 64, format: 'webp' })).kind).toBe('variant');
+      expect(log.find('error', 'the avatar origin process ended')[2]?.msg).toContain('the fallback for 2 s');
+      const ask = (size: number) => images.variant({ url: `${origin.url}/after.jpg`, size, format: 'webp' });
+      expect(await ask(64)).toEqual({ kind: 'failed', outcome: 'busy' });
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      expect((await ask(64)).kind).toBe('variant');
     } finally {
       await images.close();
       await origin.close();
     }
   });
 
-  it('pauses before another origin process after the second end in a row: 1 s, doubling, at most a minute', () => {
+  it('pauses before another origin process after the second end in a row: 1 s, doubling, at most a minute; a process that lived a minute starts a new row', () => {
     expect([0, 1, 2, 3, 4, 8, 20].map(restartPauseMs)).toEqual([0, 0, 1000, 2000, 4000, 60_000, 60_000]);
+    expect(endsInARowAfter(0, 10)).toBe(1);
+    expect(endsInARowAfter(3, 59_999)).toBe(4);
+    expect(endsInARowAfter(7, 60_000)).toBe(1);
   });
 
   it('the origin process ends with the service, also when the service is killed', async () => {

@@ -12,9 +12,10 @@
  * The process starts with the first new variant (sharp and libvips are loaded there, never in the
  * service). If it ends (a crash, its heap limit, a kill), the variants it was making fail
  * ('error', the fallback answers), the end is logged, and the next new variant starts another;
- * but after the second end in a row without a variant made, not at once (restartPauseMs): a
- * process that cannot start or keeps crashing would otherwise be forked for every new variant,
- * each start costing about 40 ms of CPU at the service's priority before it lowers itself.
+ * but after the second end in a row (processes that each lived less than a minute), not at once
+ * (restartPauseMs): a process that cannot start, or that images keep crashing, would otherwise be
+ * forked for every new variant, each start costing about 40 ms of CPU at the service's priority
+ * before it lowers itself.
  * It ends with the service: asked at shutdown, and by itself when the service's channel closes.
  * It is given none of the service's secrets (./origin-environment.ts).
  */
@@ -46,15 +47,26 @@ const HEAP_FLAGS = ['--max-old-space-size=64', '--max-semi-space-size=2'];
 const CLOSE_WAIT_MS = 2000;
 const FIRST_RESTART_PAUSE_MS = 1000;
 const LONGEST_RESTART_PAUSE_MS = 60_000;
+/** A process that lived this long before it ended starts a new row of ends. */
+const STABLE_LIFETIME_MS = 60_000;
 
 /**
  * How long new variants wait for another origin process (they get the fallback meanwhile) after
- * `endsInARow` ends that no one asked for, with no variant made since: none after one (a crash
- * of one image's decoding should not cost the next image), then 1 s, doubling up to a minute.
+ * `endsInARow` ends that no one asked for: none after one (a crash of one image's decoding should
+ * not cost the next image), then 1 s, doubling up to a minute.
  */
 export function restartPauseMs(endsInARow: number): number {
   if (endsInARow < 2) return 0;
   return Math.min(FIRST_RESTART_PAUSE_MS * 2 ** (endsInARow - 2), LONGEST_RESTART_PAUSE_MS);
+}
+
+/**
+ * The ends in a row once a process that lived `livedMs` has ended: a row goes on while each
+ * process ends within a minute of its start, made variants or not (an image that crashes the
+ * process, asked for between good ones, must not have it forked again at once each time).
+ */
+export function endsInARowAfter(previous: number, livedMs: number): number {
+  return livedMs >= STABLE_LIFETIME_MS ? 1 : previous + 1;
 }
 
 interface PendingJob {
@@ -69,8 +81,10 @@ export class OriginProcess implements VariantMaker {
   private readonly jobs = new Map<number, PendingJob>();
   private readonly fetchesEnded = new Map<number, (outcome: ImageOutcome, bytes: number) => void>();
   private nextJob = 0;
-  /** Ends no one asked for since a process last made a variant. */
+  /** Ends no one asked for, in a row (endsInARowAfter). */
   private endsInARow = 0;
+  /** When the current process started (performance.now()). */
+  private startedAt = 0;
   /** When another process may start (performance.now()), and why not before. */
   private pause: { until: number; reason: string } | undefined;
 
@@ -122,6 +136,7 @@ export class OriginProcess implements VariantMaker {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.child = child;
+    this.startedAt = performance.now();
     // An idle origin process keeps the service alive no longer (see make).
     child.unref();
     child.channel?.unref();
@@ -146,12 +161,12 @@ export class OriginProcess implements VariantMaker {
   /** The process ended or failed without being asked to: logged once, and perhaps a pause before the next. */
   private endedUnasked(child: ChildProcess, reason: string, details: object): void {
     if (this.child !== child) return; // closed, or ended already
-    this.endsInARow += 1;
+    this.endsInARow = endsInARowAfter(this.endsInARow, performance.now() - this.startedAt);
     const pauseMs = restartPauseMs(this.endsInARow);
     let next = 'new ones start another';
     if (pauseMs > 0) {
       const seconds = pauseMs / 1000;
-      next = `it ended ${this.endsInARow} times in a row without making a variant, so new ones get the fallback for ${seconds} s before another starts`;
+      next = `it ended ${this.endsInARow} times in a row, each within a minute of its start, so new ones get the fallback for ${seconds} s before another starts`;
       this.pause = {
         until: performance.now() + pauseMs,
         reason: `the avatar origin process is paused for ${seconds} s after ending ${this.endsInARow} times in a row`,
@@ -198,7 +213,6 @@ export class OriginProcess implements VariantMaker {
         this.options.observer?.resized(message.seconds);
         return;
       case 'made': {
-        this.endsInARow = 0;
         const job = this.settled(message.job);
         const { body } = message;
         job?.resolve({ body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), format: message.format });
