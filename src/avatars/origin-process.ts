@@ -161,19 +161,21 @@ export class OriginProcess implements VariantMaker {
   /** The process ended or failed without being asked to: logged once, and perhaps a pause before the next. */
   private endedUnasked(child: ChildProcess, reason: string, details: object): void {
     if (this.child !== child) return; // closed, or ended already
-    this.endsInARow = endsInARowAfter(this.endsInARow, performance.now() - this.startedAt);
+    this.child = undefined;
+    const now = performance.now();
+    this.endsInARow = endsInARowAfter(this.endsInARow, now - this.startedAt);
     const pauseMs = restartPauseMs(this.endsInARow);
     let next = 'new ones start another';
     if (pauseMs > 0) {
       const seconds = pauseMs / 1000;
       next = `it ended ${this.endsInARow} times in a row, each within a minute of its start, so new ones get the fallback for ${seconds} s before another starts`;
       this.pause = {
-        until: performance.now() + pauseMs,
+        until: now + pauseMs,
         reason: `the avatar origin process is paused for ${seconds} s after ending ${this.endsInARow} times in a row`,
       };
     }
     this.logger.error(details, `${reason}; the variants it was making get the fallback, ${next}`);
-    this.ended(child, reason);
+    this.failAll(reason);
   }
 
   /** Sends, and calls `failed` when the message cannot be delivered (the process is gone). */
@@ -185,12 +187,6 @@ export class OriginProcess implements VariantMaker {
     child.send(message, (error) => {
       if (error) failed(error);
     });
-  }
-
-  private ended(child: ChildProcess, reason: string): void {
-    if (this.child !== child) return;
-    this.child = undefined;
-    this.failAll(reason);
   }
 
   private received(message: OriginMessage): void {
