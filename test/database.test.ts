@@ -10,7 +10,13 @@ import { databaseKinds, useTestDatabase } from './support/databases.js';
 
 /** The records of a profile as the service reads them. */
 async function recordsOf(db: Database, name: string) {
-  return (await findProfilesByNames(db, [name])).flatMap((row) => new Profile(row).records);
+  // The values as read (parsed from their stored text), with that text: what every answer writes.
+  return (await findProfilesByNames(db, [name])).flatMap((row) =>
+    new Profile(row).records.map(({ key, type, raw }) => {
+      expect(JSON.stringify(raw.value)).toBe(raw.text);
+      return { key, type, raw: raw.value };
+    }),
+  );
 }
 
 describe.each(databaseKinds())('database on %s', (kind) => {

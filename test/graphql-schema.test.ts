@@ -19,6 +19,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { schema } from '../src/graphql/schema/schema.js';
 import { recordVariant } from '../src/graphql/schema/types/records.js';
+import { StoredJson, splitStoredRecords } from '../src/profiles/stored-json.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -85,7 +86,11 @@ describe('record variants', () => {
     ['link', { n: 1 }, 'GenericRecord'],
     ['Name', 'case matters', 'GenericRecord'],
   ])('%s with %j is a %s', (type, value, variant) => {
-    expect(recordVariant({ type, raw: value as never })).toBe(variant);
+    // Read from the database's records text (the value not parsed) and from a parsed value.
+    const stored = splitStoredRecords(`{"1":{"type":${JSON.stringify(type)},"value":${JSON.stringify(value)}}}`);
+    expect(stored).toHaveLength(1);
+    expect(recordVariant({ type, raw: stored?.[0]?.raw as StoredJson })).toBe(variant);
+    expect(recordVariant({ type, raw: StoredJson.of(value) })).toBe(variant);
   });
 });
 

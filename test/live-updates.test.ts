@@ -30,8 +30,13 @@ const profile = (local: string, description: string) => ({
   name: `${local}@live`,
   creatorEmail: `${local}@example.org`,
   description,
-  records: { '1': { type: 'name', value: local } },
+  records: { '1': { type: 'name', value: local }, '2': { type: 'social', value: { twitter: local, '7': 'seven' } } },
 });
+/** The records of `profile(local)` as GraphQL answers them. */
+const recordsOf = (local: string) => [
+  { key: '1', raw: local },
+  { key: '2', raw: { twitter: local, '7': 'seven' } },
+];
 
 /** Settings of the servers whose tests are not about the per-client bound. */
 const ROOMY = { PROFILE_LIMIT: '0', LIVE_SUBSCRIPTIONS_PER_CLIENT: '5000' };
@@ -97,7 +102,10 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     await subscribed(1);
     const { description, committedAt } = await change('alice');
     const [event] = await subscriber.waitFor(1);
-    expect(event?.profileChanged).toEqual({ name: 'alice@live', profile: { name: 'alice@live', description } });
+    expect(event?.profileChanged).toEqual({
+      name: 'alice@live',
+      profile: { name: 'alice@live', description, records: recordsOf('alice') },
+    });
     expect((subscriber.times[0] ?? Infinity) - committedAt).toBeLessThan(1000);
     // A client that reacts by looking the profile up gets the same one.
     const lookup = (await (await fetch(`${server.url}/api/alice@live`)).json()) as { description: string };
@@ -112,6 +120,8 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     const { description, committedAt } = await change('alice');
     const [event] = await subscriber.waitFor(1);
     expect(event?.profileChanged.profile?.description).toBe(description);
+    // graphql-ws writes its messages with JSON.stringify itself: the records' values come out whole.
+    expect(event?.profileChanged.profile?.records).toEqual(recordsOf('alice'));
     expect((subscriber.times[0] ?? Infinity) - committedAt).toBeLessThan(1000);
   });
 

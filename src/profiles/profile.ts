@@ -5,12 +5,14 @@
  * The records arrive as the stored JSON text of the `records` object, built by the database in
  * ascending key order with every value's text as stored. The document embeds that text as it
  * is, so map entries keep their stored order and the hot path parses and re-serialises nothing;
- * GraphQL reads the records parsed, on first use. A Profile is immutable, so what is derived
+ * GraphQL reads the records on first use, split into records whose values stay text until read
+ * (./stored-json.ts). A Profile is immutable, so what is derived
  * from it is computed once and kept with it, and an in-memory cache of profiles is a cache of
  * ready answers.
  */
 import { codePointLength } from '../names/name-id.js';
 import { hasArrayIndexKey, parseOrdered, type RecordValue } from './record-value.js';
+import { StoredJson, splitStoredRecords } from './stored-json.js';
 
 /**
  * One record as GraphQL and the other answers read it. The names are GraphQL's field names
@@ -21,8 +23,8 @@ export interface ProfileRecord {
   /** The record's number as the `records` object writes it: digits, e.g. `"3"`. */
   key: string;
   type: string;
-  /** The value exactly as stored. */
-  raw: RecordValue;
+  /** The value exactly as stored: its text, its shape, and the value parsed on first use. */
+  raw: StoredJson;
 }
 
 /** The columns of a profile lookup: what the database hands the service. */
@@ -101,13 +103,13 @@ export class Profile {
 type StoredRecords = Record<string, { type: string; value: RecordValue }>;
 
 /**
- * The records of a `records` object text, in one pass. Its keys are record numbers, which
- * JavaScript orders ascending, as the contract wants; only a map value with a key that looks like
- * a number needs the slower reading that keeps stored order. No array of entries is made on the
- * way: a batch of 100 profiles parses about five hundred records.
+ * The records of a `records` object text. The text the database query builds is split without
+ * parsing its values (./stored-json.ts); any other is parsed: its keys are record numbers, which
+ * JavaScript orders ascending, as the contract wants, and only a map value with a key that looks
+ * like a number needs the slower reading that keeps stored order.
  */
 function parseRecords(json: string): ProfileRecord[] {
-  return recordsOf(JSON.parse(json) as StoredRecords, json);
+  return splitStoredRecords(json) ?? recordsOf(JSON.parse(json) as StoredRecords, json);
 }
 
 /**
@@ -123,7 +125,7 @@ function recordsOf(stored: StoredRecords, json?: string): ProfileRecord[] {
     if (json !== undefined && typeof value === 'object' && hasArrayIndexKey(value)) {
       return recordsOf(parseOrdered(json) as StoredRecords);
     }
-    records.push({ key, type, raw: value });
+    records.push({ key, type, raw: StoredJson.of(value) });
   }
   return records;
 }

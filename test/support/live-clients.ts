@@ -10,12 +10,15 @@ import WebSocket from 'ws';
 
 export const PROFILE_CHANGED = /* GraphQL */ `
   subscription Watch($names: [String!]!) {
-    profileChanged(names: $names) { name profile { name description } }
+    profileChanged(names: $names) { name profile { name description records { key raw } } }
   }
 `;
 
 export interface ProfileChangedData {
-  profileChanged: { name: string; profile: { name: string; description: string } | null };
+  profileChanged: {
+    name: string;
+    profile: { name: string; description: string; records: Array<{ key: string; raw: unknown }> } | null;
+  };
 }
 
 /** What a subscriber has received so far, and when. */

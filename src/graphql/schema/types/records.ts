@@ -19,12 +19,13 @@ export type RecordVariant =
   | 'MapRecord'
   | 'GenericRecord';
 
+/** The variant of a record, from its value's shape: the value is not parsed for it. */
 export function recordVariant({ type, raw }: Pick<ProfileRecord, 'type' | 'raw'>): RecordVariant {
-  if (typeof raw === 'string') {
+  if (raw.shape === 'string') {
     if (TEXT_RECORD_TYPES.has(type)) return 'TextRecord';
     return type === 'phone' ? 'PhoneRecord' : 'GenericRecord';
   }
-  if (isStringMap(raw)) {
+  if (raw.shape === 'stringMap') {
     if (type === 'social') return 'SocialRecord';
     if (type === 'crypto') return 'CryptoRecord';
     if (GENERAL_MAP_RECORD_TYPES.has(type)) return 'MapRecord';
@@ -121,7 +122,7 @@ function registerTextRecord(builder: Builder, { ProfileRecordRef }: RecordRefs):
       'A string record: name, email, website, tg_bot, web_url or web3_url. May be the empty string when unset.',
     interfaces: [ProfileRecordRef],
     fields: (t) => ({
-      value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.raw) }),
+      value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.raw.value) }),
     }),
   });
 }
@@ -131,10 +132,10 @@ function registerPhoneRecord(builder: Builder, { ProfileRecordRef }: RecordRefs)
     description: 'The phone record: a comma-separated list of numbers.',
     interfaces: [ProfileRecordRef],
     fields: (t) => ({
-      value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.raw) }),
+      value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.raw.value) }),
       numbers: t.stringList({
         description: 'The single numbers: the value split on commas, trimmed, blanks left out.',
-        resolve: (record) => phoneNumbers(textOf(record.raw)),
+        resolve: (record) => phoneNumbers(textOf(record.raw.value)),
       }),
     }),
   });
@@ -160,7 +161,7 @@ function registerKeyedMapRecord(
       entries: t.field({
         type: [RecordEntryRef],
         description: 'Every entry, in stored order, also those without a field of their own.',
-        resolve: (record) => entriesOf(record.raw),
+        resolve: (record) => entriesOf(record.raw.value),
       }),
       ...Object.fromEntries(
         keys.map((key) => [
@@ -168,7 +169,7 @@ function registerKeyedMapRecord(
           t.string({
             nullable: true,
             description: `The ${key} ${what}, or null.`,
-            resolve: (record) => entryOf(record.raw, key),
+            resolve: (record) => entryOf(record.raw.value, key),
           }),
         ]),
       ),
@@ -184,13 +185,13 @@ function registerMapRecord(builder: Builder, { ProfileRecordRef, RecordEntryRef 
       entries: t.field({
         type: [RecordEntryRef],
         description: 'Every entry, in stored order.',
-        resolve: (record) => entriesOf(record.raw),
+        resolve: (record) => entriesOf(record.raw.value),
       }),
       entry: t.string({
         nullable: true,
         description: 'The value under one label, or null.',
         args: { key: t.arg.string({ required: true, description: 'The label, e.g. `Blog`.' }) },
-        resolve: (record, args) => entryOf(record.raw, args.key),
+        resolve: (record, args) => entryOf(record.raw.value, args.key),
       }),
     }),
   });

@@ -1,0 +1,183 @@
+/**
+ * Record values kept as stored text (src/profiles/stored-json.ts): the records text the database
+ * builds is split without parsing, and answers write the stored text. Whatever the values hold,
+ * the records and the answer must be exactly what parsing and JSON.stringify give; no other
+ * text of an answer may be taken for a stored value.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseJsonKeepingOrder } from '../src/profiles/record-value.js';
+import { StoredJson, splitStoredRecords, stringifyKeepingStoredJson } from '../src/profiles/stored-json.js';
+
+/** The records text as src/db/queries.ts has the database build it (values as the importer stores them). */
+function recordsText(records: ReadonlyArray<{ key: number; type: string; value: unknown }>): string {
+  const parts = records.map(
+    ({ key, type, value }) => `"${key}":{"type":${JSON.stringify(type)},"value":${JSON.stringify(value)}}`,
+  );
+  return `{${parts.join(',')}}`;
+}
+
+/** What the records were before values stayed text: the whole text parsed. */
+function parsedRecords(text: string) {
+  const stored = parseJsonKeepingOrder(text) as Record<string, { type: string; value: unknown }>;
+  return Object.entries(stored).map(([key, { type, value }]) => ({ key, type, value }));
+}
+
+function expectSameAsParsed(text: string): void {
+  const split = splitStoredRecords(text);
+  if (split === undefined) throw new Error(`not split: ${text}`);
+  const read = split.map(({ key, type, raw }) => ({ key, type, value: raw.value }));
+  expect(read).toEqual(parsedRecords(text));
+  for (const { raw } of split) expect(JSON.stringify(raw.value)).toBe(raw.text);
+  // The answer with stored text equals the answer with parsed values, byte for byte.
+  const answer = { data: { profile: { name: 'a\u0000b', records: split } } };
+  const parsedAnswer = {
+    data: { profile: { name: 'a\u0000b', records: read.map(({ key, type, value }) => ({ key, type, raw: value })) } },
+  };
+  expect(stringifyKeepingStoredJson(answer)).toBe(JSON.stringify(parsedAnswer));
+  expect(JSON.stringify(answer)).toBe(JSON.stringify(parsedAnswer));
+}
+
+/** Strings that make splitting hard: quotes, runs of backslashes, controls, non-ASCII, lone surrogates. */
+const HARD_STRINGS = [
+  '',
+  'plain',
+  'say "hi"',
+  'ends with a backslash \\',
+  '\\',
+  '\\\\',
+  '\\"',
+  '"',
+  '","value":"',
+  '"}},"2":{"type":"x","value":"',
+  '{"a":1}',
+  'tab\there, line\nbreak, nul\u0000, bell\u0007',
+  'émoji 😀 and ﬀ',
+  'lone \ud800 surrogate',
+  '\u2028\u2029',
+  `\u0000${'0'.repeat(32)}`,
+];
+
+describe('splitting the records text', () => {
+  it('gives no records for an empty records object', () => {
+    expect(splitStoredRecords('{}')).toEqual([]);
+  });
+
+  it('reads string values, map values and other JSON values as parsing does', () => {
+    expectSameAsParsed(
+      recordsText([
+        { key: 0, type: 'name', value: 'Alice' },
+        { key: 2, type: 'social', value: { twitter: 'alice', github: 'al' } },
+        { key: 3, type: 'notes', value: {} },
+        { key: 10, type: 'weird "type" \\ here', value: 'x' },
+        { key: 11, type: 'link', value: { n: 1, list: [1, [2, { a: '}' }]], nothing: null, yes: true } },
+        { key: 12, type: 'pgp', value: '' },
+      ]),
+    );
+  });
+
+  it('reads every hard string as a value, a map key, a map value and a type', () => {
+    for (const text of HARD_STRINGS) {
+      expectSameAsParsed(
+        recordsText([
+          { key: 1, type: text || 't', value: text },
+          { key: 2, type: 'social', value: { [text]: text, after: text } },
+        ]),
+      );
+    }
+  });
+
+  it('keeps the stored order of map keys that look like numbers', () => {
+    const [record] = splitStoredRecords('{"1":{"type":"link","value":{"Blog":"b","2024":"y","7":"s"}}}') ?? [];
+    expect(Object.keys(record?.raw.value as object)).toEqual(['Blog', '2024', '7']);
+    expect(stringifyKeepingStoredJson([record?.raw])).toBe('[{"Blog":"b","2024":"y","7":"s"}]');
+  });
+
+  it('knows each value shape without parsing it', () => {
+    const shapes = splitStoredRecords(
+      recordsText([
+        { key: 1, type: 'a', value: 's' },
+        { key: 2, type: 'a', value: { x: 'y' } },
+        { key: 3, type: 'a', value: {} },
+        { key: 4, type: 'a', value: { x: 1 } },
+        { key: 5, type: 'a', value: { x: { y: 'z' } } },
+        { key: 6, type: 'a', value: ['s'] },
+        { key: 7, type: 'a', value: 7 },
+      ]),
+    )?.map(({ raw }) => raw.shape);
+    expect(shapes).toEqual(['string', 'stringMap', 'stringMap', 'other', 'other', 'other', 'other']);
+  });
+
+  it('matches parsing on many generated records', () => {
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed;
+    };
+    const pick = <T>(items: readonly T[]): T => items[next() % items.length] as T;
+    const text = () => Array.from({ length: next() % 4 }, () => pick(HARD_STRINGS)).join(pick(['', '"', '\\', 'x']));
+    for (let round = 0; round < 300; round += 1) {
+      const records = Array.from({ length: next() % 6 }, (_, index) => ({
+        key: index * 3 + (next() % 3),
+        type: pick(['name', 'social', 'crypto', 'link', text()]) || 'x',
+        value:
+          next() % 2 === 0
+            ? text()
+            : Object.fromEntries([
+                [text(), text()],
+                [`k${index}`, text()],
+              ]),
+      }));
+      expectSameAsParsed(recordsText(records));
+    }
+  });
+
+  it('leaves text of another layout to be parsed', () => {
+    for (const text of [
+      '',
+      '{',
+      '[]',
+      '{ "1":{"type":"a","value":"x"}}',
+      '{"1": {"type":"a","value":"x"}}',
+      '{"1":{"type":"a","value": "x"}}',
+      '{"1":{"type":"a","value":{"a": "x"}}}',
+      '{"1":{"type":"a","value":[1, 2]}}',
+      '{"1":{"type":"a","value":"x"},}',
+      '{"1":{"type":"a","value":"x"}}trailing',
+      '{"1":{"type":"a","value":"x}}',
+      '{"a":{"type":"a","value":"x"}}',
+      '{"1":{"value":"x","type":"a"}}',
+      '{"1":{"type":"a","value":"x","more":1}}',
+    ]) {
+      expect(splitStoredRecords(text), text).toBeUndefined();
+    }
+  });
+});
+
+describe('answers with stored values', () => {
+  it('cannot be made to write a stored text in place of a requested string', () => {
+    const stored = new StoredJson('"stored"', 'string');
+    // What a client could send to be echoed: every string here must come back as itself.
+    const echoed = ['\u0000', '\u0000stored', '"\\u0000"', ...HARD_STRINGS];
+    const answer = { data: { echoed, stored, after: echoed } };
+    expect(stringifyKeepingStoredJson(answer)).toBe(
+      JSON.stringify({ data: { echoed, stored: 'stored', after: echoed } }),
+    );
+  });
+
+  it('writes the parsed value where something else serialises it', () => {
+    const stored = new StoredJson('{"b":"1","2":"x"}', 'stringMap');
+    // graphql-ws and subscription events serialise results with JSON.stringify itself.
+    expect(JSON.stringify({ payload: { raw: stored } })).toBe('{"payload":{"raw":{"b":"1","2":"x"}}}');
+    expect(stringifyKeepingStoredJson({ raw: stored })).toBe('{"raw":{"b":"1","2":"x"}}');
+  });
+
+  it('writes values read already as JSON.stringify does', () => {
+    const value = { twitter: 'a', '10': 'b' };
+    expect(stringifyKeepingStoredJson([StoredJson.of(value), StoredJson.of('x')])).toBe(JSON.stringify([value, 'x']));
+  });
+
+  it('serialises answers without stored values unchanged', () => {
+    const answer = { data: { a: 'x\u0000', b: [1, null, { c: true }] }, errors: [{ message: 'm' }] };
+    expect(stringifyKeepingStoredJson(answer)).toBe(JSON.stringify(answer));
+  });
+});
