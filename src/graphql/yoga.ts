@@ -39,7 +39,6 @@ import { httpCachingPlugin } from './transport/http-caching.js';
 import { refusedStreamsPlugin } from './transport/refused-streams.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
 import { type ResultProcessHook, resultProcessHooks } from './transport/result-process-hooks.js';
-import { storedJsonAnswersPlugin } from './transport/stored-json-answers.js';
 import { streamingHeadersPlugin } from './transport/streaming-headers.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
@@ -196,7 +195,6 @@ export function createGraphQLServer({
       streamingHeadersPlugin(),
       refusedStreamsPlugin(),
       httpCachingPlugin(edge),
-      storedJsonAnswersPlugin(),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,

@@ -1,40 +1,20 @@
 /**
- * Record values kept as their stored JSON text, so an answer can carry the text instead of
- * parsing it into objects and serialising them again.
+ * Record values kept as their stored JSON text until something reads them.
  *
  * The database hands the service each profile's records as one JSON text (src/db/queries.ts);
- * REST embeds it whole. GraphQL answers each record's value (`raw`) on its own: parsing all of
- * them and writing them back out was about a third of the CPU of a `profiles(names:)` request
- * of 100 names (bench/README.md). So the records text is split at the value boundaries without
- * being parsed (`splitStoredRecords`), each value stays text (`StoredJson`), and the answer's
- * serializer (`stringifyKeepingStoredJson`) writes that text where the value goes. The value is
- * parsed only when something reads it (the typed record variants, wallets, vCards).
- *
- * Values are stored as `JSON.stringify` wrote them at import (src/data/import-batch.ts), so the
- * stored text is exactly what serialising the parsed value gives: both ways answer the same
- * bytes. Text that does not have the layout the database query builds (whitespace, a shape the
- * splitter does not know) is parsed whole as before.
+ * REST embeds it whole. GraphQL reads the records one by one: parsing the whole text, walking it
+ * for map keys that JSON.parse reorders and making an object per record was the largest single
+ * cost of a `profiles(names:)` request of 100 names (bench/README.md). So the records text is
+ * split at its value boundaries without being parsed (`splitStoredRecords`), and each value stays
+ * its text (`StoredJson`) with its shape, which the record variants need, read on the way. A
+ * value is parsed when a field reads it; a string without escapes is its text between the quotes.
+ * Text that does not have the layout the database query builds (whitespace, a shape the splitter
+ * does not know) is parsed whole as before (src/profiles/profile.ts).
  */
-import { randomBytes } from 'node:crypto';
 import { parseJsonKeepingOrder } from './record-value.js';
 
 /** What a stored value is, as the record variants need to know it without parsing the value. */
 export type StoredShape = 'string' | 'stringMap' | 'other';
-
-/**
- * While `stringifyKeepingStoredJson` runs: the texts of the stored values met so far, in the
- * order JSON.stringify met them. JSON.stringify is synchronous, so no other serialisation can
- * run in between.
- */
-let collected: string[] | undefined;
-
-/**
- * What a stored value serialises to inside `stringifyKeepingStoredJson`, replaced by its text
- * afterwards. A NUL and 128 random bits, drawn per process and never written out: no stored or
- * requested string can equal it, so no other part of an answer is taken for it.
- */
-const PLACEHOLDER = `\u0000${randomBytes(16).toString('hex')}`;
-const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER);
 
 export class StoredJson {
   #value: unknown;
@@ -57,44 +37,18 @@ export class StoredJson {
   /** The value, parsed on first use; objects keep their stored key order. */
   get value(): unknown {
     if (!this.#parsed) {
-      this.#value = parseJsonKeepingOrder(this.text);
+      // A string without escapes is its text between the quotes.
+      const plain = this.shape === 'string' && !this.text.includes('\\');
+      this.#value = plain ? this.text.slice(1, -1) : parseJsonKeepingOrder(this.text);
       this.#parsed = true;
     }
     return this.#value;
   }
 
-  /**
-   * Within `stringifyKeepingStoredJson`, a placeholder for the text; in any other JSON.stringify
-   * (graphql-ws messages, events of subscriptions over SSE) the parsed value, which serialises
-   * to the same text.
-   */
+  /** Serialised as the value it holds. */
   toJSON(): unknown {
-    if (collected === undefined) return this.value;
-    collected.push(this.text);
-    return PLACEHOLDER;
+    return this.value;
   }
-}
-
-/** `JSON.stringify(value)`, with every StoredJson in it written as its stored text. */
-export function stringifyKeepingStoredJson(value: unknown): string {
-  const outer = collected;
-  const texts: string[] = [];
-  collected = texts;
-  let json: string;
-  try {
-    json = JSON.stringify(value);
-  } finally {
-    collected = outer;
-  }
-  if (texts.length === 0) return json;
-  let answer = '';
-  let from = 0;
-  for (const text of texts) {
-    const at = json.indexOf(PLACEHOLDER_JSON, from);
-    answer += json.slice(from, at) + text;
-    from = at + PLACEHOLDER_JSON.length;
-  }
-  return answer + json.slice(from);
 }
 
 function shapeOf(value: unknown): StoredShape {

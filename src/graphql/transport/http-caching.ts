@@ -18,7 +18,6 @@ import { type Plugin, processRegularResult } from 'graphql-yoga';
 import type { EdgeCaching } from '../../edge/edge-caching.js';
 import { etagFor, negotiateCoding } from '../../http/compression.js';
 import { ifNoneMatchHeaderMatches } from '../../http/conditional.js';
-import { stringifyKeepingStoredJson } from '../../profiles/stored-json.js';
 import type { ServiceRequest } from '../../service/request.js';
 import { jsonMediaTypeFor } from './accept.js';
 
@@ -113,7 +112,7 @@ export function httpCachingPlugin(edge: EdgeCaching): Plugin {
       const identityEtag = `"${createHash('sha256')
         .update(mediaType)
         .update('\n')
-        .update(stringifyKeepingStoredJson(result.data))
+        .update(JSON.stringify(result.data))
         .digest('base64url')
         .slice(0, 27)}"`;
       // The coding the transport sends the body in (src/http/compression.ts) has its own ETag.
