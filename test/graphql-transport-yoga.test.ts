@@ -60,14 +60,26 @@ describe('the result-process hooks, read from envelop’s public plugin list', (
       schema,
       plugins: [{ onResultProcess: a }, adding, { onResultProcess: c }, hooks.plugin, { onResultProcess: d }],
     });
-    const list = hooks.list();
+    const { hooks: list, jsonChoice } = hooks.list();
     expect(list.slice(1)).toEqual([a, b, c, d]);
+    // Yoga's own hook is the one the transport stands in for on one result.
+    expect(jsonChoice).toBe(list[0]);
+  });
+
+  it('do not take a plugin’s hook that chooses another processor for Yoga’s', () => {
+    const hooks = resultProcessHooks();
+    const picky: ResultProcessHook = ({ setResultProcessor }) =>
+      setResultProcessor(() => new Response('{}'), 'application/json');
+    createYoga({ schema, plugins: [hooks.plugin, { onResultProcess: picky }] });
+    const { hooks: list, jsonChoice } = hooks.list();
+    expect(list[1]).toBe(picky);
+    expect(jsonChoice).toBe(list[0]);
   });
 
   it('starts with Yoga’s JSON processor for a client that accepts JSON', async () => {
     const hooks = resultProcessHooks();
     createYoga({ schema, plugins: [hooks.plugin] });
-    const [own] = hooks.list();
+    const [own] = hooks.list().hooks;
     const chosen: Array<[unknown, string]> = [];
     await own?.({
       request: new Request('http://localhost/graphql', { headers: { accept: 'application/json' } }),
@@ -85,6 +97,6 @@ describe('the result-process hooks, read from envelop’s public plugin list', (
     const hooks = resultProcessHooks();
     expect(() => hooks.list()).toThrow(/not initialised/);
     createYoga({ schema, plugins: [hooks.plugin] });
-    expect(hooks.list()).toHaveLength(1);
+    expect(hooks.list().hooks).toHaveLength(1);
   });
 });

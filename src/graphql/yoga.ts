@@ -38,7 +38,7 @@ import { acceptQualityPlugin } from './transport/accept.js';
 import { httpCachingPlugin } from './transport/http-caching.js';
 import { refusedStreamsPlugin } from './transport/refused-streams.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
-import { type ResultProcessHook, resultProcessHooks } from './transport/result-process-hooks.js';
+import { type ResultProcessHookList, resultProcessHooks } from './transport/result-process-hooks.js';
 import { streamingHeadersPlugin } from './transport/streaming-headers.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
@@ -58,7 +58,7 @@ export interface GraphQLServer {
    */
   readonly yoga: YogaServerInstance<NodeServerContext, GraphQLContext>;
   /** Yoga's `onResultProcess` hooks in Yoga's order: see ./transport/result-process-hooks.ts. */
-  readonly resultProcessHooks: readonly ResultProcessHook[];
+  readonly resultProcessHooks: ResultProcessHookList;
   /** Queries that ran whole once, run again from their context and execution on (./execution/prepared-operations.ts). */
   readonly prepared: PreparedOperations;
 }

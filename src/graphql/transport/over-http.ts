@@ -37,7 +37,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { isAsyncIterable } from 'graphql-yoga';
+import { isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import { isEncoded, unsupportedCharset } from '../../http/body-coding.js';
 import { codingOf, isCompressible, MIN_COMPRESSED_BYTES, sendEncoded } from '../../http/compression.js';
 import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
@@ -292,7 +292,7 @@ type ResultProcessor = Parameters<Parameters<ResultProcessHook>[0]['setResultPro
  * the chosen processor builds the answer — with a `Response` class that captures it instead of
  * building a Fetch one, so that status, headers and body come from Yoga's own code.
  */
-function resultWriter({ yoga, resultProcessHooks: hooks }: GraphQLServer) {
+function resultWriter({ yoga, resultProcessHooks: { hooks, jsonChoice } }: GraphQLServer) {
   const { fetchAPI } = yoga;
   const capturing = { ...fetchAPI, Response: CapturedResponse as unknown as typeof fetchAPI.Response };
 
@@ -322,6 +322,12 @@ function resultWriter({ yoga, resultProcessHooks: hooks }: GraphQLServer) {
       serverContext,
     };
     for (const hook of hooks) {
+      // One result: Yoga's choosing hook would pick the JSON processor and `mediaType` (see its doc).
+      if (hook === jsonChoice && !Array.isArray(result) && !isAsyncIterable(result)) {
+        processor = processRegularResult;
+        accepted = mediaType;
+        continue;
+      }
       payload.result = result;
       payload.resultProcessor = processor;
       // Most hooks return nothing; awaiting only promises spares each request a turn per hook.

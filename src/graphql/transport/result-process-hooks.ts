@@ -9,27 +9,42 @@
  * server.ts). By the time Yoga calls `onYogaInit`, every plugin has been initialised, including
  * those Yoga adds after the service's own, so the list is complete. See ./README.md.
  */
-import type { Plugin } from 'graphql-yoga';
+import { type Plugin, processRegularResult } from 'graphql-yoga';
 
 export type ResultProcessHook = NonNullable<Plugin['onResultProcess']>;
+
+/** The hooks of a Yoga server, in Yoga's order. */
+export interface ResultProcessHookList {
+  readonly hooks: readonly ResultProcessHook[];
+  /**
+   * Yoga's own hook that chooses the processor by the request's `Accept` (use-result-processor.ts),
+   * when the list has it: for one result (not a stream, not a batch) it chooses the JSON processor,
+   * `processRegularResult`, with the media type ./accept.ts reads from the same header, and the
+   * transport, which has read that already, sets both itself instead of having the header parsed
+   * again for every request. Undefined when no hook chose it for a JSON request (after a change
+   * in Yoga): every hook then runs.
+   */
+  readonly jsonChoice: ResultProcessHook | undefined;
+}
 
 export interface ResultProcessHooks {
   /** Goes into the plugin list given to `createYoga`. */
   readonly plugin: Plugin;
   /** The hooks, once Yoga has initialised its plugins (within `createYoga`). */
-  list(): readonly ResultProcessHook[];
+  list(): ResultProcessHookList;
 }
 
 export function resultProcessHooks(): ResultProcessHooks {
   let active: readonly unknown[] = [];
-  let hooks: readonly ResultProcessHook[] | undefined;
+  let hooks: ResultProcessHookList | undefined;
   return {
     plugin: {
       onPluginInit({ plugins }) {
         active = plugins;
       },
       onYogaInit() {
-        hooks = hooksOf(active);
+        const list = hooksOf(active);
+        hooks = { hooks: list, jsonChoice: list.find(choosesJsonProcessor) };
       },
     },
     list() {
@@ -48,4 +63,28 @@ function hooksOf(plugins: readonly unknown[]): ResultProcessHook[] {
     if (onResultProcess) hooks.push(onResultProcess);
   }
   return hooks;
+}
+
+/**
+ * Whether `hook` is the one that chooses Yoga's JSON processor: asked about a POST accepting only
+ * `application/json` with one plain result, it sets `processRegularResult` and that type. Yoga's
+ * choosing hook only reads the request's headers; the service's hooks act on GET or on streams.
+ */
+function choosesJsonProcessor(hook: ResultProcessHook): boolean {
+  const request = { method: 'POST', headers: new Headers({ accept: 'application/json' }) } as unknown as Request;
+  let chosen: unknown;
+  let chosenType: string | undefined;
+  const returned = hook({
+    request,
+    result: { data: { __typename: 'Query' } },
+    acceptableMediaTypes: [],
+    setResult: () => undefined,
+    resultProcessor: undefined,
+    setResultProcessor: (processor, mediaType) => {
+      chosen = processor;
+      chosenType = mediaType;
+    },
+    serverContext: { waitUntil: () => undefined },
+  });
+  return returned === undefined && chosen === processRegularResult && chosenType === 'application/json';
 }
