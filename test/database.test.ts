@@ -12,9 +12,9 @@ import { databaseKinds, useTestDatabase } from './support/databases.js';
 async function recordsOf(db: Database, name: string) {
   // The values as read (parsed from their stored text), with that text: what every answer writes.
   return (await findProfilesByNames(db, [name])).flatMap((row) =>
-    new Profile(row).records.map(({ key, type, raw }) => {
-      expect(JSON.stringify(raw.value)).toBe(raw.text);
-      return { key, type, raw: raw.value };
+    new Profile(row).records.map(({ key, type, raw, text }) => {
+      expect(JSON.stringify(raw)).toBe(text);
+      return { key, type, raw };
     }),
   );
 }

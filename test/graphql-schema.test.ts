@@ -19,7 +19,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { schema } from '../src/graphql/schema/schema.js';
 import { recordVariant } from '../src/graphql/schema/types/records.js';
-import { StoredJson, splitStoredRecords } from '../src/profiles/stored-json.js';
+import { StoredRecord, splitStoredRecords } from '../src/profiles/stored-records.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -89,8 +89,8 @@ describe('record variants', () => {
     // Read from the database's records text (the value not parsed) and from a parsed value.
     const stored = splitStoredRecords(`{"1":{"type":${JSON.stringify(type)},"value":${JSON.stringify(value)}}}`);
     expect(stored).toHaveLength(1);
-    expect(recordVariant({ type, raw: stored?.[0]?.raw as StoredJson })).toBe(variant);
-    expect(recordVariant({ type, raw: StoredJson.of(value) })).toBe(variant);
+    expect(recordVariant(stored?.[0] as StoredRecord)).toBe(variant);
+    expect(recordVariant(StoredRecord.of('1', type, value))).toBe(variant);
   });
 });
 

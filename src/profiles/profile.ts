@@ -6,26 +6,16 @@
  * ascending key order with every value's text as stored. The document embeds that text as it
  * is, so map entries keep their stored order and the hot path parses and re-serialises nothing;
  * GraphQL reads the records on first use, split into records whose values stay text until read
- * (./stored-json.ts). A Profile is immutable, so what is derived
+ * (./stored-records.ts). A Profile is immutable, so what is derived
  * from it is computed once and kept with it, and an in-memory cache of profiles is a cache of
  * ready answers.
  */
 import { codePointLength } from '../names/name-id.js';
 import { hasArrayIndexKey, parseOrdered, type RecordValue } from './record-value.js';
-import { StoredJson, splitStoredRecords } from './stored-json.js';
+import { StoredRecord, splitStoredRecords } from './stored-records.js';
 
-/**
- * One record as GraphQL and the other answers read it. The names are GraphQL's field names
- * (`key`, `type`, `raw`), so compiled execution reads them as properties rather than calling a
- * resolver for each record (test/graphql-schema.test.ts, "fields read per record").
- */
-export interface ProfileRecord {
-  /** The record's number as the `records` object writes it: digits, e.g. `"3"`. */
-  key: string;
-  type: string;
-  /** The value exactly as stored: its text, its shape, and the value parsed on first use. */
-  raw: StoredJson;
-}
+/** One record as GraphQL and the other answers read it: its value (`raw`) is parsed on first use. */
+export type ProfileRecord = StoredRecord;
 
 /** The columns of a profile lookup: what the database hands the service. */
 export interface ProfileRow {
@@ -104,7 +94,7 @@ type StoredRecords = Record<string, { type: string; value: RecordValue }>;
 
 /**
  * The records of a `records` object text. The text the database query builds is split without
- * parsing its values (./stored-json.ts); any other is parsed: its keys are record numbers, which
+ * parsing its values (./stored-records.ts); any other is parsed: its keys are record numbers, which
  * JavaScript orders ascending, as the contract wants, and only a map value with a key that looks
  * like a number needs the slower reading that keeps stored order.
  */
@@ -125,7 +115,7 @@ function recordsOf(stored: StoredRecords, json?: string): ProfileRecord[] {
     if (json !== undefined && typeof value === 'object' && hasArrayIndexKey(value)) {
       return recordsOf(parseOrdered(json) as StoredRecords);
     }
-    records.push({ key, type, raw: StoredJson.of(value) });
+    records.push(StoredRecord.of(key, type, value));
   }
   return records;
 }

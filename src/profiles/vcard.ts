@@ -21,7 +21,7 @@ export interface VCardSource {
   name: string;
   description: string;
   image: string;
-  records: ReadonlyArray<{ type: string; raw: { readonly value: unknown } }>;
+  records: ReadonlyArray<{ type: string; raw: unknown }>;
 }
 
 export interface VCardLinks {
@@ -49,10 +49,9 @@ export function profileVCard(profile: VCardSource, links: VCardLinks): string {
   const lines: string[] = ['BEGIN:VCARD', 'VERSION:4.0'];
   const add = (property: string, value: string) => lines.push(`${property}:${value}`);
   const stringsOf = (type: string) =>
-    profile.records.flatMap((record) => {
-      const { value } = record.raw;
-      return record.type === type && typeof value === 'string' && value.trim() !== '' ? [value.trim()] : [];
-    });
+    profile.records.flatMap((record) =>
+      record.type === type && typeof record.raw === 'string' && record.raw.trim() !== '' ? [record.raw.trim()] : [],
+    );
 
   add('FN', escapeText(stringsOf('name')[0] ?? profile.name));
   add('NICKNAME', escapeText(profile.name));
@@ -65,9 +64,8 @@ export function profileVCard(profile: VCardSource, links: VCardLinks): string {
     if (url !== null) add('URL', url);
   }
   for (const record of profile.records) {
-    const { value } = record.raw;
-    if (record.type !== 'social' || !isStringMap(value)) continue;
-    for (const [network, handle] of Object.entries(value)) {
+    if (record.type !== 'social' || !isStringMap(record.raw)) continue;
+    for (const [network, handle] of Object.entries(record.raw)) {
       if (handle.trim() !== '') lines.push(socialLine(network, handle.trim(), links));
     }
   }

@@ -55,11 +55,11 @@ export function walletOf(symbol: string, address: string): Wallet {
 
 /** Every entry of the profile's `crypto` records: records in key order, entries in stored order. */
 export function walletsOf(profile: Profile): Wallet[] {
-  return profile.records.flatMap((record) => {
-    if (record.type !== 'crypto') return [];
-    const { value } = record.raw;
-    return isStringMap(value) ? Object.entries(value).map(([symbol, address]) => walletOf(symbol, address)) : [];
-  });
+  return profile.records.flatMap((record) =>
+    record.type === 'crypto' && isStringMap(record.raw)
+      ? Object.entries(record.raw).map(([symbol, address]) => walletOf(symbol, address))
+      : [],
+  );
 }
 
 /** The first wallet whose symbol equals `symbol` without regard to case, or null. */

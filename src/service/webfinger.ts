@@ -91,10 +91,10 @@ function jrdLinks(profile: Profile, avatars: AvatarService, links: Links): JrdLi
     { rel: 'self', type: 'application/json', href: links.profile(profile.name) },
     { rel: REL_AVATAR, type: 'image/*', href: avatars.avatarUrl(profile, AVATAR_SIZE.default) },
   ];
-  const page = profile.records
-    .map((record) => (record.type === 'web_url' ? record.raw.value : undefined))
-    .find((value): value is string => typeof value === 'string' && value.trim() !== '');
-  const href = page === undefined ? null : httpUrl(page);
+  const page = profile.records.find(
+    (record) => record.type === 'web_url' && typeof record.raw === 'string' && record.raw.trim() !== '',
+  );
+  const href = typeof page?.raw === 'string' ? httpUrl(page.raw) : null;
   if (href !== null) result.push({ rel: REL_PROFILE_PAGE, type: 'text/html', href });
   return result;
 }

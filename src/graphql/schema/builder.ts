@@ -5,7 +5,6 @@
  */
 import SchemaBuilder from '@pothos/core';
 import { Kind, valueFromASTUntyped } from 'graphql';
-import { StoredJson } from '../../profiles/stored-json.js';
 import type { GraphQLContext } from './context.js';
 
 interface UserTypes {
@@ -30,8 +29,7 @@ export function createBuilder(): Builder {
   const builder = new SchemaBuilder<UserTypes>({ defaultFieldNullability: false });
   builder.scalarType('JSON', {
     description: 'Any JSON value, exactly as stored (a record value is a string or an object of string to string).',
-    // A record's value is read from its stored text here, where an answer needs it (src/profiles/stored-json.ts).
-    serialize: (value) => (value instanceof StoredJson ? value.value : value),
+    serialize: (value) => value,
     parseValue: (value) => value,
     parseLiteral: (ast, variables) => {
       if (ast.kind === Kind.NULL) return null;

@@ -20,12 +20,12 @@ export type RecordVariant =
   | 'GenericRecord';
 
 /** The variant of a record, from its value's shape: the value is not parsed for it. */
-export function recordVariant({ type, raw }: Pick<ProfileRecord, 'type' | 'raw'>): RecordVariant {
-  if (raw.shape === 'string') {
+export function recordVariant({ type, shape }: Pick<ProfileRecord, 'type' | 'shape'>): RecordVariant {
+  if (shape === 'string') {
     if (TEXT_RECORD_TYPES.has(type)) return 'TextRecord';
     return type === 'phone' ? 'PhoneRecord' : 'GenericRecord';
   }
-  if (raw.shape === 'stringMap') {
+  if (shape === 'stringMap') {
     if (type === 'social') return 'SocialRecord';
     if (type === 'crypto') return 'CryptoRecord';
     if (GENERAL_MAP_RECORD_TYPES.has(type)) return 'MapRecord';
@@ -122,7 +122,7 @@ function registerTextRecord(builder: Builder, { ProfileRecordRef }: RecordRefs):
       'A string record: name, email, website, tg_bot, web_url or web3_url. May be the empty string when unset.',
     interfaces: [ProfileRecordRef],
     fields: (t) => ({
-      value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.raw.value) }),
+      value: t.string({ description: 'The text; empty when unset.', resolve: (record) => textOf(record.raw) }),
     }),
   });
 }
@@ -132,10 +132,10 @@ function registerPhoneRecord(builder: Builder, { ProfileRecordRef }: RecordRefs)
     description: 'The phone record: a comma-separated list of numbers.',
     interfaces: [ProfileRecordRef],
     fields: (t) => ({
-      value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.raw.value) }),
+      value: t.string({ description: 'The list as stored.', resolve: (record) => textOf(record.raw) }),
       numbers: t.stringList({
         description: 'The single numbers: the value split on commas, trimmed, blanks left out.',
-        resolve: (record) => phoneNumbers(textOf(record.raw.value)),
+        resolve: (record) => phoneNumbers(textOf(record.raw)),
       }),
     }),
   });
@@ -161,7 +161,7 @@ function registerKeyedMapRecord(
       entries: t.field({
         type: [RecordEntryRef],
         description: 'Every entry, in stored order, also those without a field of their own.',
-        resolve: (record) => entriesOf(record.raw.value),
+        resolve: (record) => entriesOf(record.raw),
       }),
       ...Object.fromEntries(
         keys.map((key) => [
@@ -169,7 +169,7 @@ function registerKeyedMapRecord(
           t.string({
             nullable: true,
             description: `The ${key} ${what}, or null.`,
-            resolve: (record) => entryOf(record.raw.value, key),
+            resolve: (record) => entryOf(record.raw, key),
           }),
         ]),
       ),
@@ -185,13 +185,13 @@ function registerMapRecord(builder: Builder, { ProfileRecordRef, RecordEntryRef 
       entries: t.field({
         type: [RecordEntryRef],
         description: 'Every entry, in stored order.',
-        resolve: (record) => entriesOf(record.raw.value),
+        resolve: (record) => entriesOf(record.raw),
       }),
       entry: t.string({
         nullable: true,
         description: 'The value under one label, or null.',
         args: { key: t.arg.string({ required: true, description: 'The label, e.g. `Blog`.' }) },
-        resolve: (record, args) => entryOf(record.raw.value, args.key),
+        resolve: (record, args) => entryOf(record.raw, args.key),
       }),
     }),
   });

@@ -1,11 +1,11 @@
 /**
- * Record values kept as stored text (src/profiles/stored-json.ts): the records text the database
- * builds is split without parsing. Whatever the values hold, the records, their shapes and what
+ * Records whose values stay stored text (src/profiles/stored-records.ts): the records text the
+ * database builds is split without parsing. Whatever the values hold, the records, their shapes and what
  * answers write of them must be exactly what parsing the whole text gives.
  */
 import { describe, expect, it } from 'vitest';
 import { parseJsonKeepingOrder } from '../src/profiles/record-value.js';
-import { StoredJson, splitStoredRecords } from '../src/profiles/stored-json.js';
+import { StoredRecord, splitStoredRecords } from '../src/profiles/stored-records.js';
 
 /** The records text as src/db/queries.ts has the database build it (values as the importer stores them). */
 function recordsText(records: ReadonlyArray<{ key: number; type: string; value: unknown }>): string {
@@ -24,11 +24,10 @@ function parsedRecords(text: string) {
 function expectSameAsParsed(text: string): void {
   const split = splitStoredRecords(text);
   if (split === undefined) throw new Error(`not split: ${text}`);
-  const read = split.map(({ key, type, raw }) => ({ key, type, value: raw.value }));
+  const read = split.map(({ key, type, raw }) => ({ key, type, value: raw }));
   expect(read).toEqual(parsedRecords(text));
   // What an answer writes of each value is its stored text.
-  for (const { raw } of split) expect(JSON.stringify(raw.value)).toBe(raw.text);
-  expect(JSON.stringify(split)).toBe(JSON.stringify(read.map(({ key, type, value }) => ({ key, type, raw: value }))));
+  for (const record of split) expect(JSON.stringify(record.raw)).toBe(record.text);
 }
 
 /** Strings that make splitting hard: quotes, runs of backslashes, controls, non-ASCII, lone surrogates. */
@@ -82,7 +81,7 @@ describe('splitting the records text', () => {
 
   it('keeps the stored order of map keys that look like numbers', () => {
     const [record] = splitStoredRecords('{"1":{"type":"link","value":{"Blog":"b","2024":"y","7":"s"}}}') ?? [];
-    expect(Object.keys(record?.raw.value as object)).toEqual(['Blog', '2024', '7']);
+    expect(Object.keys(record?.raw as object)).toEqual(['Blog', '2024', '7']);
     expect(JSON.stringify([record?.raw])).toBe('[{"Blog":"b","2024":"y","7":"s"}]');
   });
 
@@ -97,7 +96,7 @@ describe('splitting the records text', () => {
         { key: 6, type: 'a', value: ['s'] },
         { key: 7, type: 'a', value: 7 },
       ]),
-    )?.map(({ raw }) => raw.shape);
+    )?.map(({ shape }) => shape);
     expect(shapes).toEqual(['string', 'stringMap', 'stringMap', 'other', 'other', 'other', 'other']);
   });
 
@@ -147,21 +146,21 @@ describe('splitting the records text', () => {
   });
 });
 
-describe('stored values', () => {
-  it('read a string without escapes as its text, any other value parsed', () => {
+describe('stored records', () => {
+  it('read a value: a string without escapes as its text, any other parsed', () => {
     for (const value of ['', 'plain', 'é😀', 'a"b', 'a\\b', '\n', { a: 'b' }, { '2': 'x', a: 'y' }, [1, 'x']]) {
       const text = JSON.stringify(value);
-      const stored = splitStoredRecords(`{"1":{"type":"t","value":${text}}}`)?.[0]?.raw;
+      const stored = splitStoredRecords(`{"1":{"type":"t","value":${text}}}`)?.[0];
       expect(stored?.text).toBe(text);
-      expect(stored?.value).toEqual(value);
-      expect(JSON.stringify(stored)).toBe(text);
+      expect(stored?.raw).toEqual(value);
+      expect(JSON.stringify(stored?.raw)).toBe(text);
     }
   });
 
-  it('of a value read already, write what JSON.stringify writes for it', () => {
+  it('of a value read already keep it, with what JSON.stringify writes for it', () => {
     const value = { twitter: 'a', '10': 'b' };
-    expect(StoredJson.of(value).text).toBe(JSON.stringify(value));
-    expect(StoredJson.of(value).value).toBe(value);
-    expect(StoredJson.of('x').shape).toBe('string');
+    expect(StoredRecord.of('1', 'social', value).text).toBe(JSON.stringify(value));
+    expect(StoredRecord.of('1', 'social', value).raw).toBe(value);
+    expect(StoredRecord.of('1', 'name', 'x').shape).toBe('string');
   });
 });

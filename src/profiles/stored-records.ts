@@ -1,13 +1,13 @@
 /**
- * Record values kept as their stored JSON text until something reads them.
+ * Records whose values stay their stored JSON text until something reads them.
  *
  * The database hands the service each profile's records as one JSON text (src/db/queries.ts);
  * REST embeds it whole. GraphQL reads the records one by one: parsing the whole text, walking it
- * for map keys that JSON.parse reorders and making an object per record was the largest single
+ * for map keys that JSON.parse reorders and making objects of every value was the largest single
  * cost of a `profiles(names:)` request of 100 names (bench/README.md). So the records text is
- * split at its value boundaries without being parsed (`splitStoredRecords`), and each value stays
- * its text (`StoredJson`) with its shape, which the record variants need, read on the way. A
- * value is parsed when a field reads it; a string without escapes is its text between the quotes.
+ * split at its value boundaries without being parsed (`splitStoredRecords`); each record keeps
+ * its value's text and shape (which the record variants need), read on the way, and parses the
+ * value when something reads `raw`; a string without escapes is its text between the quotes.
  * Text that does not have the layout the database query builds (whitespace, a shape the splitter
  * does not know) is parsed whole as before (src/profiles/profile.ts).
  */
@@ -16,26 +16,36 @@ import { parseJsonKeepingOrder } from './record-value.js';
 /** What a stored value is, as the record variants need to know it without parsing the value. */
 export type StoredShape = 'string' | 'stringMap' | 'other';
 
-export class StoredJson {
+/**
+ * One record. The names are GraphQL's field names (`key`, `type`, `raw`), so compiled execution
+ * reads them as properties rather than calling a resolver for each record
+ * (test/graphql-schema.test.ts, "fields read per record").
+ */
+export class StoredRecord {
   #value: unknown;
   #parsed = false;
 
-  /** `text` is one JSON value as stored; `shape` what it is. */
+  /**
+   * `key` is the record's number as the `records` object writes it (digits, e.g. `"3"`); `text`
+   * its value as stored, one JSON value; `shape` what that value is.
+   */
   constructor(
+    readonly key: string,
+    readonly type: string,
     readonly text: string,
     readonly shape: StoredShape,
   ) {}
 
-  /** A value read already: its text is what JSON.stringify writes for it. */
-  static of(value: unknown): StoredJson {
-    const stored = new StoredJson(JSON.stringify(value), shapeOf(value));
-    stored.#value = value;
-    stored.#parsed = true;
-    return stored;
+  /** A record whose value was read already: its text is what JSON.stringify writes for it. */
+  static of(key: string, type: string, value: unknown): StoredRecord {
+    const record = new StoredRecord(key, type, JSON.stringify(value), shapeOf(value));
+    record.#value = value;
+    record.#parsed = true;
+    return record;
   }
 
-  /** The value, parsed on first use; objects keep their stored key order. */
-  get value(): unknown {
+  /** The value exactly as stored, parsed on first use; objects keep their stored key order. */
+  get raw(): unknown {
     if (!this.#parsed) {
       // A string without escapes is its text between the quotes.
       const plain = this.shape === 'string' && !this.text.includes('\\');
@@ -44,11 +54,6 @@ export class StoredJson {
     }
     return this.#value;
   }
-
-  /** Serialised as the value it holds. */
-  toJSON(): unknown {
-    return this.value;
-  }
 }
 
 function shapeOf(value: unknown): StoredShape {
@@ -56,13 +61,6 @@ function shapeOf(value: unknown): StoredShape {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'other';
   for (const key in value) if (typeof (value as Record<string, unknown>)[key] !== 'string') return 'other';
   return 'stringMap';
-}
-
-/** One record of a records text: its key, its type, and its value as stored (`raw`, as GraphQL names it). */
-export interface StoredRecord {
-  key: string;
-  type: string;
-  raw: StoredJson;
 }
 
 const QUOTE = 0x22;
@@ -98,7 +96,7 @@ export function splitStoredRecords(json: string): StoredRecord[] | undefined {
     const valueStart = typeEnd + VALUE_PART.length;
     const value = storedValueAt(json, valueStart);
     if (value === undefined || json.charCodeAt(value.end) !== CLOSE_BRACE) return undefined;
-    records.push({ key, type: stringAt(json, typeStart, typeEnd), raw: value.stored });
+    records.push(new StoredRecord(key, stringAt(json, typeStart, typeEnd), value.text, value.shape));
     at = value.end + 1;
     const next = json.charCodeAt(at);
     if (next === CLOSE_BRACE) return at === json.length - 1 ? records : undefined;
@@ -135,8 +133,8 @@ function endOfString(json: string, start: number): number {
   return -1;
 }
 
-/** The stored value that starts at `start` and the index after it; undefined where the layout is unknown. */
-function storedValueAt(json: string, start: number): { stored: StoredJson; end: number } | undefined {
+/** The stored value that starts at `start`: its text, shape and the index after it; undefined where the layout is unknown. */
+function storedValueAt(json: string, start: number): { text: string; shape: StoredShape; end: number } | undefined {
   const first = json.charCodeAt(start);
   let end: number;
   let shape: StoredShape;
@@ -152,7 +150,7 @@ function storedValueAt(json: string, start: number): { stored: StoredJson; end: 
     shape = 'other';
   }
   if (end < 0) return undefined;
-  return { stored: new StoredJson(json.slice(start, end), shape), end };
+  return { text: json.slice(start, end), shape, end };
 }
 
 /** The end of the object at `start` and whether every value in it is a string. */
