@@ -93,6 +93,17 @@ describe('the result-process hooks, read from envelop’s public plugin list', (
     expect(chosen).toEqual([[processRegularResult, 'application/json']]);
   });
 
+  it('start even when a plugin’s hook needs more of a request than the question gives', () => {
+    const hooks = resultProcessHooks();
+    const strict: ResultProcessHook = ({ request }) => {
+      if (!new URL(request.url).pathname) throw new Error('unreachable');
+    };
+    createYoga({ schema, plugins: [hooks.plugin, { onResultProcess: strict }] });
+    const { hooks: list, jsonChoice } = hooks.list();
+    expect(list[1]).toBe(strict);
+    expect(jsonChoice).toBe(list[0]);
+  });
+
   it('are known once createYoga has returned', () => {
     const hooks = resultProcessHooks();
     expect(() => hooks.list()).toThrow(/not initialised/);

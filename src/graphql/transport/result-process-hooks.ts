@@ -74,17 +74,23 @@ function choosesJsonProcessor(hook: ResultProcessHook): boolean {
   const request = { method: 'POST', headers: new Headers({ accept: 'application/json' }) } as unknown as Request;
   let chosen: unknown;
   let chosenType: string | undefined;
-  const returned = hook({
-    request,
-    result: { data: { __typename: 'Query' } },
-    acceptableMediaTypes: [],
-    setResult: () => undefined,
-    resultProcessor: undefined,
-    setResultProcessor: (processor, mediaType) => {
-      chosen = processor;
-      chosenType = mediaType;
-    },
-    serverContext: { waitUntil: () => undefined },
-  });
+  let returned: unknown;
+  try {
+    returned = hook({
+      request,
+      result: { data: { __typename: 'Query' } },
+      acceptableMediaTypes: [],
+      setResult: () => undefined,
+      resultProcessor: undefined,
+      setResultProcessor: (processor, mediaType) => {
+        chosen = processor;
+        chosenType = mediaType;
+      },
+      serverContext: { waitUntil: () => undefined },
+    });
+  } catch {
+    // A hook that needs more of a request than its headers is not the one.
+    return false;
+  }
   return returned === undefined && chosen === processRegularResult && chosenType === 'application/json';
 }
