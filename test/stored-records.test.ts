@@ -28,6 +28,7 @@ function expectSameAsParsed(text: string): void {
   expect(read).toEqual(parsedRecords(text));
   // What an answer writes of each value is its stored text.
   for (const record of split) expect(JSON.stringify(record.raw)).toBe(record.text);
+  expect(JSON.parse(JSON.stringify(split))).toEqual(read.map(({ key, type, value }) => ({ key, type, raw: value })));
 }
 
 /** Strings that make splitting hard: quotes, runs of backslashes, controls, non-ASCII, lone surrogates. */

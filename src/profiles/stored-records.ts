@@ -54,6 +54,11 @@ export class StoredRecord {
     }
     return this.#value;
   }
+
+  /** Serialised as the record it is (`raw` is a getter, which JSON.stringify would leave out). */
+  toJSON(): { key: string; type: string; raw: unknown } {
+    return { key: this.key, type: this.type, raw: this.raw };
+  }
 }
 
 function shapeOf(value: unknown): StoredShape {
