@@ -16,18 +16,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-
-interface Cost {
-  cpu: number;
-  bytes: number;
-}
-
-interface Figure {
-  key: string;
-  label: string;
-  http: Cost;
-  handle: Cost;
-}
+import { startFlags } from '../test/support/server-process.js';
+import type { Figure } from './graphql-cost.js';
+import { median } from './support.js';
 
 const { values: flags, positionals: costFlags } = parseArgs({
   options: {
@@ -45,32 +36,16 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-/** The V8 flags `npm start` runs the service with (package.json's `config.nodeFlags`). */
-function nodeFlags(): string[] {
-  const pkg = JSON.parse(readFileSync(path.join(checkout, 'package.json'), 'utf8')) as {
-    config?: { nodeFlags?: string };
-  };
-  return (pkg.config?.nodeFlags ?? '').split(/\s+/).filter(Boolean);
-}
-
 /** One run of bench/graphql-cost.ts in `dir`: its figures by scenario. */
 function run(dir: string, out: string): Figure[] {
   const result = spawnSync(
     process.execPath,
-    [...nodeFlags(), '--import', 'tsx', 'bench/graphql-cost.ts', ...costFlags, '--json', out],
+    [...startFlags(), '--import', 'tsx', 'bench/graphql-cost.ts', ...costFlags, '--json', out],
     { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   if (result.status !== 0) fail(`bench/graphql-cost.ts failed in ${dir} (exit ${result.status})`);
   return (JSON.parse(readFileSync(out, 'utf8')) as { figures: Figure[] }).figures;
 }
-
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] ?? Number.NaN)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
 
 /** `median (min-max)` of one cost over the runs. */
 function spread(values: number[]): string {

@@ -48,7 +48,7 @@ import { Worker } from 'node:worker_threads';
 import { getOperationAST } from 'graphql';
 import type { GeneratorOptions } from '../src/data/generator.js';
 import type { GraphQLServer } from '../src/graphql/yoga.js';
-import { splitLines } from './support.js';
+import { median, splitLines } from './support.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -204,12 +204,6 @@ async function measured<T>(work: () => Promise<T>): Promise<{ cpu: number; bytes
   return { cpu, bytes: collected + usedAfter - usedBefore, result };
 }
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
-
 interface Cost {
   /** µs of CPU per request or call. */
   cpu: number;
@@ -281,7 +275,7 @@ async function perCall(run: (index: number) => unknown, settle = false): Promise
   return { cpu: median(rounds.map((r) => r.cpu)), bytes: median(rounds.map((r) => r.bytes)) };
 }
 
-interface Figure {
+export interface Figure {
   key: string;
   label: string;
   /** Over HTTP, on CONCURRENCY connections. */

@@ -35,6 +35,7 @@ import { openDatabase } from '../src/db/database.js';
 import { cpuSecondsOf } from '../test/support/process-tree.js';
 import { collectOutput } from '../test/support/run-node.js';
 import { type ServerProcess, startServerProcess } from '../test/support/server-process.js';
+import { median } from './support.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
@@ -237,12 +238,6 @@ async function oneRun(file: string, round: number): Promise<Run> {
   } finally {
     await server.stop();
   }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
 function summary(runs: Run[], pick: (run: Run) => number | null) {
