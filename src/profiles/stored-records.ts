@@ -11,6 +11,7 @@
  * Text that does not have the layout the database query builds (whitespace, a shape the splitter
  * does not know) is parsed whole as before (src/profiles/profile.ts).
  */
+import { isStringMap } from './record-types.js';
 import { parseJsonKeepingOrder } from './record-value.js';
 
 /** What a stored value is, as the record variants need to know it without parsing the value. */
@@ -22,8 +23,8 @@ export type StoredShape = 'string' | 'stringMap' | 'other';
  * (test/graphql-schema.test.ts, "fields read per record").
  */
 export class StoredRecord {
+  /** The parsed value; undefined until read (no JSON value is undefined). */
   #value: unknown;
-  #parsed = false;
 
   /**
    * `key` is the record's number as the `records` object writes it (digits, e.g. `"3"`); `text`
@@ -40,17 +41,15 @@ export class StoredRecord {
   static of(key: string, type: string, value: unknown): StoredRecord {
     const record = new StoredRecord(key, type, JSON.stringify(value), shapeOf(value));
     record.#value = value;
-    record.#parsed = true;
     return record;
   }
 
   /** The value exactly as stored, parsed on first use; objects keep their stored key order. */
   get raw(): unknown {
-    if (!this.#parsed) {
+    if (this.#value === undefined) {
       // A string without escapes is its text between the quotes.
       const plain = this.shape === 'string' && !this.text.includes('\\');
       this.#value = plain ? this.text.slice(1, -1) : parseJsonKeepingOrder(this.text);
-      this.#parsed = true;
     }
     return this.#value;
   }
@@ -63,9 +62,7 @@ export class StoredRecord {
 
 function shapeOf(value: unknown): StoredShape {
   if (typeof value === 'string') return 'string';
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'other';
-  for (const key in value) if (typeof (value as Record<string, unknown>)[key] !== 'string') return 'other';
-  return 'stringMap';
+  return isStringMap(value) ? 'stringMap' : 'other';
 }
 
 const QUOTE = 0x22;
