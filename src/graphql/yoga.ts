@@ -25,6 +25,7 @@ import {
   type DocumentCaches,
 } from './execution/document-memory.js';
 import { maskError } from './execution/error-masking.js';
+import { executeHooks } from './execution/execute-hooks.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './execution/graphql-armor.js';
 import { PreparedOperations } from './execution/prepared-operations.js';
 import { uncompiledWhenRefused } from './execution/refused-variables.js';
@@ -166,6 +167,7 @@ export function createGraphQLServer({
 }: GraphQLServerDeps): GraphQLServer {
   const byShape = compiledExecutionByShape(schema, documents);
   const resultProcess = resultProcessHooks();
+  const execution = executeHooks();
   const masking = (error: unknown) => maskError(error, { production: config.production });
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
@@ -202,6 +204,7 @@ export function createGraphQLServer({
       ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape)] : []),
       ...plugins,
       resultProcess.plugin,
+      execution.plugin,
     ],
     context: ({ req, res, socket }): GraphQLContext => ({
       profiles,
@@ -217,6 +220,7 @@ export function createGraphQLServer({
   const prepared = new PreparedOperations({
     documents: documents.options.documentCache,
     getEnveloped: (context) => yoga.getEnveloped(context as Parameters<typeof yoga.getEnveloped>[0]),
+    execute: execution.stage(),
     // As Yoga's `handleError` answers an error thrown in `handleParams`: masked, and logged when masking changed it.
     answerError: (error) => {
       const masked = masking(error);

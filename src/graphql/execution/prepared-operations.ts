@@ -13,6 +13,8 @@
  * through the same envelop instance, with every `onContextBuilding` and `onExecute` hook (error
  * masking, operation metrics, HTTP caching, compiled execution, tracing): what Yoga's
  * `handleParams` and `processRequest` do after validation (`server.js`, `process-request.js`).
+ * The `onExecute` hooks run through ./execute-hooks.ts, which calls them as envelop does without
+ * its per-request payloads and promise chains.
  *
  * What is learned: (document, operation name) pairs whose result had `data` (graphql-js and
  * graphql-jit leave it out when nothing executed: a document, variables or operation refused) and
@@ -22,6 +24,7 @@
  */
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
 import type { Cache } from './document-memory.js';
+import type { ExecuteStage } from './execute-hooks.js';
 import type { PromiseOrValue } from './refused-variables.js';
 
 /** The GraphQL parameters of a request, as the transport read and checked them. */
@@ -50,6 +53,11 @@ export interface PreparedOperationsDeps {
   documents: Cache<DocumentNode>;
   /** Yoga's envelop for a request's context (`yoga.getEnveloped`). */
   getEnveloped(context: RequestContext): Enveloped;
+  /**
+   * Envelop's execute stage without envelop's per-request machinery (./execute-hooks.ts), when
+   * the plugins allow it; absent, the request's envelop executes.
+   */
+  execute?: ExecuteStage;
   /**
    * The answer to an error thrown while the context is built or the operation executed: Yoga's
    * `handleParams` answers it with the masked error (`handleError`).
@@ -108,13 +116,14 @@ export class PreparedOperations {
     request: unknown,
     context: RequestContext,
   ): PromiseOrValue<ExecutionResult> {
-    const { answerError } = this.#deps;
+    const { answerError, execute: stage } = this.#deps;
     try {
       if (context.request === request) context.params = params;
       else Object.assign(context, { request, params });
       const enveloped = this.#deps.getEnveloped(context);
+      const run = stage ?? enveloped.execute;
       const execute = (contextValue: unknown) =>
-        enveloped.execute({
+        run({
           schema: enveloped.schema as never,
           document,
           contextValue,
