@@ -77,8 +77,11 @@ export interface AppOptions {
    * prove the answers do not depend on the path (src/graphql/transport/over-http.ts).
    */
   graphqlHttpPath?: GraphQLHttpPath;
-  /** GraphQL server settings other than the configuration's (tests: document caches, compiled execution). */
-  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution'>;
+  /**
+   * GraphQL server settings other than the configuration's (tests: document caches, compiled
+   * execution, and plugins that run after the service's own, before tracing).
+   */
+  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'plugins'>;
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
@@ -149,10 +152,14 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     live,
     config,
     logger,
-    // Tracing's last: its span wraps the executor the plugins before it chose.
-    plugins: tracing === undefined ? [operations.graphqlPlugin] : [operations.graphqlPlugin, tracing.graphqlPlugin],
     edge,
     ...options.graphql,
+    // Tracing's last: its span wraps the executor the plugins before it chose.
+    plugins: [
+      operations.graphqlPlugin,
+      ...(options.graphql?.plugins ?? []),
+      ...(tracing === undefined ? [] : [tracing.graphqlPlugin]),
+    ],
   });
   router.on(
     ['GET', 'POST'],

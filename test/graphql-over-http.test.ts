@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import type { Plugin } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { jsonMediaTypeFor, mayStream } from '../src/graphql/transport/accept.js';
@@ -396,5 +397,94 @@ describe("reading Accept as Yoga's result processors do", () => {
     expect(mayStream('application/graphql-response+json, application/json;q=0.9')).toBe(false);
     expect(mayStream('application/json, text/event-stream')).toBe(true);
     expect(mayStream('multipart/*')).toBe(true);
+  });
+});
+
+/**
+ * Plugins whose hooks answer with promises, which the service's path must wait for as Yoga does:
+ * an `onExecute` hook and its `onExecuteDone` (the execute stage of prepared operations,
+ * src/graphql/execution/execute-hooks.ts) and an `onResultProcess` hook (the transport's result
+ * writer), each acting after a turn of the event loop.
+ */
+function slowPlugins(): Plugin[] {
+  const later = () => new Promise((resolve) => setImmediate(resolve));
+  return [
+    {
+      onExecute: async ({ extendContext }) => {
+        await later();
+        extendContext({ slow: true } as never);
+        return {
+          onExecuteDone: async ({ result, setResult }) => {
+            await later();
+            const single = result as { errors?: unknown; extensions?: Record<string, unknown> };
+            if (single.errors === undefined)
+              setResult({ ...single, extensions: { ...single.extensions, slow: 'executed' } } as never);
+          },
+        };
+      },
+      onResultProcess: async ({ result }) => {
+        await later();
+        if (Array.isArray(result) || Symbol.asyncIterator in result) return;
+        result.extensions = { ...result.extensions, http: { headers: { 'X-Slow': 'processed' } } };
+      },
+    },
+  ];
+}
+
+describe('hooks that answer with promises, on both paths', () => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  const servers: Record<'service' | 'yoga', TestServer | undefined> = { service: undefined, yoga: undefined };
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase('pglite');
+    handle = await testDb.open();
+    await insertGraphQLFixtures(handle.db);
+    for (const path of ['service', 'yoga'] as const) {
+      servers[path] = await startTestServer(handle, {}, undefined, {
+        graphqlHttpPath: path,
+        graphql: { plugins: slowPlugins() },
+      });
+    }
+  });
+  afterAll(async () => {
+    await servers.service?.close();
+    await servers.yoga?.close();
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  it('waits for each, prepared or not, and answers as Yoga does', async () => {
+    const request = (path: 'service' | 'yoga') =>
+      fetch(`${servers[path]?.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: 'query S($n: String!) { profile(name: $n) { name } }',
+          variables: { n: 'demo@me' },
+        }),
+      });
+    // Enough repeats for the document to be cached, prepared and compiled on the service's path.
+    for (let i = 0; i < 20; i += 1) {
+      const [fromService, fromYoga] = await Promise.all([request('service'), request('yoga')]);
+      const answer = {
+        status: fromService.status,
+        slow: fromService.headers.get('x-slow'),
+        body: await fromService.text(),
+      };
+      expect(answer).toEqual({
+        status: fromYoga.status,
+        slow: fromYoga.headers.get('x-slow'),
+        body: await fromYoga.text(),
+      });
+      expect(answer).toEqual({
+        status: 200,
+        slow: 'processed',
+        body: JSON.stringify({ data: { profile: { name: 'demo@me' } }, extensions: { slow: 'executed' } }),
+      });
+    }
+    expect(
+      servers.service?.app.graphql.prepared.find({ query: 'query S($n: String!) { profile(name: $n) { name } }' }),
+    ).toBeDefined();
   });
 });

@@ -39,8 +39,8 @@ export interface TestServer {
 export interface TestServerOptions {
   /** Overrides TEST_GRAPHQL_HTTP_PATH (the differential test starts one server of each). */
   graphqlHttpPath?: GraphQLHttpPath;
-  /** GraphQL server settings (its document caches, compiled execution). */
-  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution'>;
+  /** GraphQL server settings (its document caches, compiled execution, plugins of the test's own). */
+  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'plugins'>;
 }
 
 /**

@@ -114,7 +114,9 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
       prepared.learn(params, result);
     }
     if (result === undefined) throw new Error('the GraphQL engine gave no result');
-    await answer(request, serverContext, result, mediaType);
+    // Most answers are written at once; awaiting nothing would still cost the request a turn.
+    const writing = answer(request, serverContext, result, mediaType);
+    if (writing !== undefined) await writing;
   };
 
   return (req, res) => {
@@ -296,12 +298,12 @@ function resultWriter({ yoga, resultProcessHooks: { hooks, jsonChoice } }: Graph
   const { fetchAPI } = yoga;
   const capturing = { ...fetchAPI, Response: CapturedResponse as unknown as typeof fetchAPI.Response };
 
-  return async (
+  return (
     request: NodeRequestView,
     serverContext: ServerContext,
     given: YogaResult,
     mediaType: JsonMediaType,
-  ): Promise<void> => {
+  ): Promise<void> | undefined => {
     let result = given;
     let processor: ResultProcessor | undefined;
     let accepted: string = mediaType;
@@ -321,34 +323,51 @@ function resultWriter({ yoga, resultProcessHooks: { hooks, jsonChoice } }: Graph
       },
       serverContext,
     };
-    for (const hook of hooks) {
-      // One result: Yoga's choosing hook would pick the JSON processor and `mediaType` (see its doc).
-      if (hook === jsonChoice && !Array.isArray(result) && !isAsyncIterable(result)) {
-        processor = processRegularResult;
-        accepted = mediaType;
-        continue;
+    const finish = (): Promise<void> | undefined => {
+      // A stream that no processor took is closed before the 406 (or a processor's own answer).
+      if (isAsyncIterable(result)) return Promise.resolve(result[Symbol.asyncIterator]().return?.()).then(respond);
+      return respond();
+    };
+    const respond = (): Promise<void> | undefined => {
+      if (processor === undefined) {
+        const headers = { accept: acceptableMediaTypes.join('; charset=utf-8, ') };
+        return written(serverContext, new CapturedResponse(null, { status: 406, headers }), accepted);
       }
-      payload.result = result;
-      payload.resultProcessor = processor;
-      // Most hooks return nothing; awaiting only promises spares each request a turn per hook.
-      const returned = hook(payload);
-      if (isPromiseLike(returned)) await returned;
-    }
-    if (isAsyncIterable(result)) await result[Symbol.asyncIterator]().return?.();
-    const response =
-      processor === undefined
-        ? new CapturedResponse(null, {
-            status: 406,
-            headers: { accept: acceptableMediaTypes.join('; charset=utf-8, ') },
-          })
-        : ((await processor(result, capturing, accepted)) as unknown);
-    if (!(response instanceof CapturedResponse)) {
-      throw new Error(
-        `a result processor built a ${typeof response} instead of a captured answer (media type ${accepted})`,
-      );
-    }
-    write(serverContext.req, serverContext.res, response);
+      const response: unknown = processor(result, capturing, accepted);
+      return isPromiseLike(response)
+        ? Promise.resolve(response).then((built) => written(serverContext, built, accepted))
+        : written(serverContext, response, accepted);
+    };
+    // Hooks run in order; most return nothing, and a request turns the event loop only for a promise.
+    const runFrom = (index: number): Promise<void> | undefined => {
+      for (let i = index; i < hooks.length; i += 1) {
+        const hook = hooks[i] as ResultProcessHook;
+        // One result: Yoga's choosing hook would pick the JSON processor and `mediaType` (see its doc).
+        if (hook === jsonChoice && !Array.isArray(result) && !isAsyncIterable(result)) {
+          processor = processRegularResult;
+          accepted = mediaType;
+          continue;
+        }
+        payload.result = result;
+        payload.resultProcessor = processor;
+        const returned = hook(payload);
+        if (isPromiseLike(returned)) return Promise.resolve(returned).then(() => runFrom(i + 1));
+      }
+      return finish();
+    };
+    return runFrom(0);
   };
+}
+
+/** Writes what a processor built; anything else than a captured answer is a fault of this layer. */
+function written(serverContext: ServerContext, response: unknown, accepted: string): undefined {
+  if (!(response instanceof CapturedResponse)) {
+    throw new Error(
+      `a result processor built a ${typeof response} instead of a captured answer (media type ${accepted})`,
+    );
+  }
+  write(serverContext.req, serverContext.res, response);
+  return undefined;
 }
 
 const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
