@@ -3,12 +3,12 @@
  * `onExecute` hook, the execute function they chose, then every `onExecuteDone` hook, in the
  * order and with the effects of envelop's own `customExecute` (`@envelop/core`, orchestrator.js),
  * but without its per-request machinery: envelop makes a payload with three closures for each
- * hook and chains every hook through promise helpers, and Yoga's `getEnveloped` makes the
- * parse, validate and subscribe functions a prepared request never calls. Here one payload
- * serves all the hooks of a stage (brought up to date before each, as the result hooks' payload
- * of ../transport/over-http.ts is), and only hooks that return a promise are awaited. Under
- * load this is about a tenth of a prepared request's CPU and 4-5 KB of its allocations
- * (bench/README.md).
+ * hook and chains every hook through promise helpers. Here one payload serves all the hooks of
+ * a stage (brought up to date before each, as the result hooks' payload of
+ * ../transport/over-http.ts is), and only hooks that return a promise are awaited. That was 4.9
+ * KB of the 31.5 KB a prepared profile lookup allocated (bench/README.md, "Issue 25, fourth
+ * round"). The context is still built by envelop (`getEnveloped(context).contextFactory()`):
+ * its context error handlers, which plugins register inside envelop, are not visible outside.
  *
  * The hooks are read from envelop's `onPluginInit` payload when Yoga has initialised its plugins,
  * as ../transport/result-process-hooks.ts reads the result hooks. When a plugin brings envelop
@@ -69,7 +69,8 @@ const noEngine: ExecuteFunction = () => {
   throw new Error('No `execute` function found! Register it using "useEngine" plugin.');
 };
 
-const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
+/** Whether a hook or function answered with a promise (anything with a `then`), as envelop tests it. */
+export const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
   typeof (value as PromiseLike<unknown> | null | undefined)?.then === 'function';
 
 /** The execute stage over `hooks`, in plugin order (exported for the tests). */

@@ -44,6 +44,7 @@ import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js
 import { sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
 import type { Logger } from '../../logging/logger.js';
+import { isPromiseLike } from '../execution/execute-hooks.js';
 import type { RequestContext } from '../execution/prepared-operations.js';
 import type { GraphQLServer } from '../yoga.js';
 import { type JsonMediaType, jsonMediaTypeFor, mayStream } from './accept.js';
@@ -369,9 +370,6 @@ function written(serverContext: ServerContext, response: unknown, accepted: stri
   write(serverContext.req, serverContext.res, response);
   return undefined;
 }
-
-const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
-  typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
 
 /** Answers at least this long (in UTF-16 units) are written as bytes; see write(). */
 const ENCODE_ONCE_FROM_LENGTH = 16_384;
