@@ -116,7 +116,6 @@ export async function discoveryPaths(url: string, serviceUrl: string, names: str
   return { search: [...firstPages, ...laterPages], wallet };
 }
 
-/** The items in turn, forever: what a load generator sends next. */
 /** The middle value, or the mean of the two middle values; 0 for none. */
 export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -124,6 +123,7 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
 }
 
+/** The items in turn, forever: what a load generator sends next. */
 export function cycle<T>(items: readonly T[]): () => T {
   let index = 0;
   return () => {

@@ -47,9 +47,9 @@ export class StoredRecord {
   /** The value exactly as stored, parsed on first use; objects keep their stored key order. */
   get raw(): unknown {
     if (this.#value === undefined) {
-      // A string without escapes is its text between the quotes.
-      const plain = this.shape === 'string' && !this.text.includes('\\');
-      this.#value = plain ? this.text.slice(1, -1) : parseJsonKeepingOrder(this.text);
+      // A string without escapes is its text between the quotes (stringAt).
+      this.#value =
+        this.shape === 'string' ? stringAt(this.text, 0, this.text.length) : parseJsonKeepingOrder(this.text);
     }
     return this.#value;
   }
