@@ -80,6 +80,19 @@ describe('splitting the records text', () => {
     }
   });
 
+  it('reads a type alike wherever escapes are in the text: before it, in it, after it', () => {
+    expectSameAsParsed(
+      recordsText([
+        { key: 1, type: 'plain', value: 'no escape yet' },
+        { key: 2, type: 'a', value: 'a quote " and a backslash \\' },
+        { key: 3, type: 'after escapes', value: { 'key \\ "': 'v' } },
+        { key: 4, type: 'quote " in the type', value: 'x' },
+        { key: 5, type: 'back\\slash', value: 'y' },
+        { key: 6, type: 'last', value: 'z' },
+      ]),
+    );
+  });
+
   it('keeps the stored order of map keys that look like numbers', () => {
     const [record] = splitStoredRecords('{"1":{"type":"link","value":{"Blog":"b","2024":"y","7":"s"}}}') ?? [];
     expect(Object.keys(record?.raw as object)).toEqual(['Blog', '2024', '7']);

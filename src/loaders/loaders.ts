@@ -54,17 +54,32 @@ export function createSharedProfileLookups(database: ServiceDatabase): SharedPro
 }
 
 export function createLoaders(database: ServiceDatabase, shared: SharedProfileLookups): Loaders {
-  return {
-    profileByName: new DataLoader((names: readonly string[]) => shared.loadMany(names)),
-    ownership: new DataLoader(
+  return new RequestLoaders(database, shared);
+}
+
+/** A request's loaders; the owner-check one is made when the request first asks (few requests do). */
+class RequestLoaders implements Loaders {
+  readonly profileByName: DataLoader<string, Profile | null>;
+  #ownership: DataLoader<OwnershipQuestion, boolean, string> | undefined;
+
+  constructor(
+    private readonly database: ServiceDatabase,
+    shared: SharedProfileLookups,
+  ) {
+    this.profileByName = new DataLoader((names: readonly string[]) => shared.loadMany(names));
+  }
+
+  get ownership(): DataLoader<OwnershipQuestion, boolean, string> {
+    this.#ownership ??= new DataLoader(
       // Owner checks are rate-limited to a handful per minute, so one small statement each is fine.
       (questions: readonly OwnershipQuestion[]) =>
         Promise.all(
           questions.map((question) =>
-            database.readPrimary((db) => isOwnerOrCreator(db, question.name, question.emailKey)),
+            this.database.readPrimary((db) => isOwnerOrCreator(db, question.name, question.emailKey)),
           ),
         ),
       { cacheKeyFn: (question) => `${question.name}\n${question.emailKey}` },
-    ),
-  };
+    );
+    return this.#ownership;
+  }
 }

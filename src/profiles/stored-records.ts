@@ -47,9 +47,7 @@ export class StoredRecord {
   /** The value exactly as stored, parsed on first use; objects keep their stored key order. */
   get raw(): unknown {
     if (this.#value === undefined) {
-      // A string without escapes is its text between the quotes (stringAt).
-      this.#value =
-        this.shape === 'string' ? stringAt(this.text, 0, this.text.length) : parseJsonKeepingOrder(this.text);
+      this.#value = this.shape === 'string' ? stringOf(this.text) : parseJsonKeepingOrder(this.text);
     }
     return this.#value;
   }
@@ -86,6 +84,9 @@ export function splitStoredRecords(json: string): StoredRecord[] | undefined {
   const records: StoredRecord[] = [];
   if (json.charCodeAt(0) !== OPEN_BRACE) return undefined;
   if (json.length === 2 && json.charCodeAt(1) === CLOSE_BRACE) return records;
+  // The first backslash at or after the record being read; -1 when there is none further on
+  // (so in most profiles' text, none at all): a type without one is the text between its quotes.
+  let backslash = json.indexOf('\\');
   let at = 1;
   for (;;) {
     if (json.charCodeAt(at) !== QUOTE) return undefined;
@@ -95,11 +96,16 @@ export function splitStoredRecords(json: string): StoredRecord[] | undefined {
     const typeStart = keyEnd + TYPE_PART.length;
     const typeEnd = endOfString(json, typeStart);
     if (typeEnd < 0 || !json.startsWith(VALUE_PART, typeEnd)) return undefined;
+    if (backslash !== -1 && backslash < typeStart) backslash = json.indexOf('\\', typeStart);
+    const type =
+      backslash === -1 || backslash >= typeEnd
+        ? json.slice(typeStart + 1, typeEnd - 1)
+        : stringOf(json.slice(typeStart, typeEnd));
     const valueStart = typeEnd + VALUE_PART.length;
-    const value = storedValueAt(json, valueStart);
-    if (value === undefined || json.charCodeAt(value.end) !== CLOSE_BRACE) return undefined;
-    records.push(new StoredRecord(key, stringAt(json, typeStart, typeEnd), value.text, value.shape));
-    at = value.end + 1;
+    const valueEnd = storedValueEnd(json, valueStart);
+    if (valueEnd < 0 || json.charCodeAt(valueEnd) !== CLOSE_BRACE) return undefined;
+    records.push(new StoredRecord(key, type, json.slice(valueStart, valueEnd), shapeRead));
+    at = valueEnd + 1;
     const next = json.charCodeAt(at);
     if (next === CLOSE_BRACE) return at === json.length - 1 ? records : undefined;
     if (next !== COMMA) return undefined;
@@ -116,9 +122,8 @@ function isDigits(text: string): boolean {
   return true;
 }
 
-/** The string of the JSON string literal json[start, end); only one with escapes is parsed. */
-function stringAt(json: string, start: number, end: number): string {
-  const literal = json.slice(start, end);
+/** The string a JSON string literal stands for; only one with escapes is parsed. */
+function stringOf(literal: string): string {
   return literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1);
 }
 
@@ -135,45 +140,43 @@ function endOfString(json: string, start: number): number {
   return -1;
 }
 
-/** The stored value that starts at `start`: its text, shape and the index after it; undefined where the layout is unknown. */
-function storedValueAt(json: string, start: number): { text: string; shape: StoredShape; end: number } | undefined {
+/**
+ * The shape of the value `storedValueEnd` read last. A variable rather than an object returned
+ * with the end: the split runs once per record of every profile a GraphQL answer reads.
+ */
+let shapeRead: StoredShape = 'other';
+
+/** The index after the stored value that starts at `start` (its shape in `shapeRead`); -1 where the layout is unknown. */
+function storedValueEnd(json: string, start: number): number {
   const first = json.charCodeAt(start);
-  let end: number;
-  let shape: StoredShape;
   if (first === QUOTE) {
-    end = endOfString(json, start);
-    shape = 'string';
-  } else if (first === OPEN_BRACE) {
-    const object = endOfObject(json, start);
-    if (object === undefined) return undefined;
-    ({ end, shape } = object);
-  } else {
-    end = endOfOther(json, start);
-    shape = 'other';
+    shapeRead = 'string';
+    return endOfString(json, start);
   }
-  if (end < 0) return undefined;
-  return { text: json.slice(start, end), shape, end };
+  if (first === OPEN_BRACE) return endOfObject(json, start);
+  shapeRead = 'other';
+  return endOfOther(json, start);
 }
 
-/** The end of the object at `start` and whether every value in it is a string. */
-function endOfObject(json: string, start: number): { end: number; shape: StoredShape } | undefined {
+/** The index after the object at `start` (-1 where the layout is unknown); `shapeRead` says whether every value in it is a string. */
+function endOfObject(json: string, start: number): number {
   let at = start + 1;
-  if (json.charCodeAt(at) === CLOSE_BRACE) return { end: at + 1, shape: 'stringMap' };
-  let shape: StoredShape = 'stringMap';
+  shapeRead = 'stringMap';
+  if (json.charCodeAt(at) === CLOSE_BRACE) return at + 1;
   for (;;) {
     const keyEnd = endOfString(json, at);
-    if (keyEnd < 0 || json.charCodeAt(keyEnd) !== COLON) return undefined;
+    if (keyEnd < 0 || json.charCodeAt(keyEnd) !== COLON) return -1;
     at = keyEnd + 1;
     if (json.charCodeAt(at) === QUOTE) {
       at = endOfString(json, at);
     } else {
-      shape = 'other';
+      shapeRead = 'other';
       at = endOfOther(json, at);
     }
-    if (at < 0) return undefined;
+    if (at < 0) return -1;
     const next = json.charCodeAt(at);
-    if (next === CLOSE_BRACE) return { end: at + 1, shape };
-    if (next !== COMMA) return undefined;
+    if (next === CLOSE_BRACE) return at + 1;
+    if (next !== COMMA) return -1;
     at += 1;
   }
 }

@@ -141,8 +141,24 @@ export function createProfilesService({ database, limits, cache, logger, edge }:
         cache.fill(name, loaded[index] ?? null, ticket);
       });
     }
-    const byName = new Map(missing.map((name, index) => [name, loaded[index] ?? null]));
-    return names.map((name, index) => answers[index] ?? byName.get(name) ?? null);
+    // `loaded` follows `missing`, which is `names` without the ones the cache answered.
+    let next = 0;
+    return answers.map((answer) => (answer === undefined ? (loaded[next++] ?? null) : answer));
+  };
+
+  /** One name, as loadProfiles reads it (the common lookup), without a list at each step. */
+  const loadProfile = async (
+    request: ServiceRequest,
+    name: string,
+    rateLimit: RateLimitDecision | undefined,
+  ): Promise<Profile | null> => {
+    if (edge?.purging === true) dependsOn(request, [profileTag(name)]);
+    const cached = cache.get(name);
+    if (cached !== undefined) return cached;
+    const ticket = cache.ticket();
+    const loaded = await read(request, rateLimit, () => loadersOf(request).profileByName.load(name));
+    cache.fill(name, loaded, ticket);
+    return loaded;
   };
 
   return {
@@ -153,8 +169,7 @@ export function createProfilesService({ database, limits, cache, logger, edge }:
       checkInput?.(rateLimit);
       const name = parseNameId(rawName);
       if (name === null) throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit);
-      const [profile = null] = await loadProfiles(request, [name.name], rateLimit);
-      return { value: profile, rateLimit };
+      return { value: await loadProfile(request, name.name, rateLimit), rateLimit };
     },
 
     async lookupProfiles(request, rawNames) {
