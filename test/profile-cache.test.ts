@@ -188,6 +188,34 @@ describe.skipIf(GRAPHQL_PATH_RERUN).each(databaseKinds())('the service with the 
       await limits.close();
     }
   });
+
+  it('reads a batch of 20 names or more in a statement of its own, and no statement of more than 500 names', async () => {
+    const limits = createRateLimits(loadConfig({ NODE_ENV: 'test', PROFILE_LIMIT: '0' }), logger);
+    const service = createProfilesService({ database: handle, limits, cache: new ProfileCache(0, () => true), logger });
+    const names = (count: number, tag: string) => [
+      'demo@me',
+      ...Array.from({ length: count - 1 }, (_, i) => `${tag}${i}@me`),
+    ];
+    try {
+      statements.reset();
+      const [single, large] = await Promise.all([
+        service.lookupProfile(new ServiceRequest('198.51.100.4', 'single'), 'odd@me'),
+        service.lookupProfiles(new ServiceRequest('198.51.100.4', 'large'), names(20, 'large')),
+      ]);
+      expect(statements.touching('profiles')).toHaveLength(2);
+      expect(single.value?.name).toBe('odd@me');
+      expect(large.value.map((profile) => profile?.name ?? null)).toEqual(['demo@me', ...Array(19).fill(null)]);
+
+      // Live updates read every name they watch at once (no per-request limit): 500 a statement.
+      statements.reset();
+      const read = await service.currentProfiles(names(1_201, 'watched'));
+      expect(read).toHaveLength(1_201);
+      expect(read[0]?.name).toBe('demo@me');
+      expect(statements.touching('profiles')).toHaveLength(3);
+    } finally {
+      await limits.close();
+    }
+  });
 });
 
 /** Changes a profile's description the way every writer must: with a notification in the same transaction. */

@@ -78,8 +78,11 @@ class RequestLoaders implements Loaders {
     private readonly database: ServiceDatabase,
     shared: SharedProfileLookups,
   ) {
-    this.profileByName = new DataLoader((names: readonly string[]) =>
-      names.length >= OWN_STATEMENT_FROM_NAMES ? readProfiles(database, names) : shared.loadMany(names),
+    this.profileByName = new DataLoader(
+      (names: readonly string[]) =>
+        names.length >= OWN_STATEMENT_FROM_NAMES ? readProfiles(database, names) : shared.loadMany(names),
+      // Live updates read every changed name they watch at once: statements stay as the shared loader's.
+      { maxBatchSize: MAX_NAMES_PER_STATEMENT },
     );
   }
 
