@@ -6,7 +6,8 @@
  *    the expected data).
  * 2. Starts, as child processes on loopback: a static `node:http` JSON server (the ceiling), the
  *    bare `node:http` + postgres.js server with one hand-written query (the floor a service can
- *    aim at), the service as `npm start` runs it (dist/ with package.json's `config.nodeFlags`;
+ *    aim at; it also reads the GraphQL request's POST body for its name, which measures what the
+ *    method and body cost node:http without any GraphQL), Fastify + Mercurius, the service as `npm start` runs it (dist/ with package.json's `config.nodeFlags`;
  *    NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), the service with WORKERS=2, and the
  *    service with tracing on, exporting to a receiver here that discards (docs/operations.md "Tracing").
  * 3. Drives them with autocannon (BENCH_CONNECTIONS, default 50) in alternating rounds, so drift
@@ -25,7 +26,7 @@
  * 6. Avatars (bench/avatars.ts, key `avatars`): a cached 64-pixel variant against the static
  *    server answering its bytes, first-time resizes of 2000×1500 JPEGs from a local origin, and
  *    REST lookups' p99 while 4 connections request new resizes. `BENCH_ONLY=avatars` runs only this part.
- * 6. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
+ * 7. Counts the SQL statements of one `profiles(names:)` request of 100 names, reads the
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
  */
@@ -167,6 +168,12 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths, 
   return [
     { key: 'static', label: 'static JSON from node:http (ceiling)', server: 'static', next: get(['/']) },
     { key: 'bare', label: 'bare node:http + postgres.js, one query (floor)', server: 'bare', next: get(paths) },
+    {
+      key: 'barePost',
+      label: "bare node:http + postgres.js, the GraphQL request's POST body read for its name (no GraphQL)",
+      server: 'bare',
+      next: post(withVariables),
+    },
     {
       key: 'mercuriusVariables',
       label: 'Fastify + Mercurius (graphql-jit), same statement and selection, name in variables',
@@ -616,6 +623,10 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     const value = Math.round((cpu(key) / cpu(base)) * 100) / 100;
     return [{ label, value: `${value}×`, target: `≤ ${target}×`, met: value <= target }];
   };
+  const cpuReported = (label: string, key: string, base: string): Target[] =>
+    measured(key) && measured(base)
+      ? [{ label, value: `${Math.round((cpu(key) / cpu(base)) * 100) / 100}×`, target: 'reported', met: true }]
+      : [];
   const edge = typeof extras.edge === 'object' ? extras.edge : undefined;
   const targets: Target[] = [
     ...atLeast('REST random names / bare', 'restRandom', 'bare', 1.0),
@@ -626,6 +637,12 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...atLeast('GraphQL with variables / Mercurius', 'graphqlVariables', 'mercuriusVariables', 0.9),
     ...atLeast('GraphQL inline / Mercurius inline', 'graphqlInline', 'mercuriusInline', 0.85),
     ...cpuAtMost('CPU per request: GraphQL with variables / REST random names', 'graphqlVariables', 'restRandom', 1.2),
+    ...cpuReported(
+      'CPU per request: bare POST / bare GET (what the method and body cost node:http)',
+      'barePost',
+      'bare',
+    ),
+    ...cpuReported('CPU per request: GraphQL with variables / bare POST', 'graphqlVariables', 'barePost'),
     ...atLeast('GraphQL hot document and name / static', 'graphqlHot', 'static', 0.6),
     ...atLeast('REST hot name / static', 'restHot', 'static', 0.7),
     ...atLeast('hot batch of 20 compressed (br) / identity', 'batchHotBr', 'batchHot', 0.9),
