@@ -30,11 +30,20 @@ function answerPost(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { variables?: { n?: unknown } };
-    const name = body.variables?.n;
-    if (typeof name !== 'string') res.writeHead(400).end();
+    const name = nameInBody(Buffer.concat(chunks).toString('utf8'));
+    if (name === undefined) res.writeHead(400).end();
     else answer(res, name);
   });
+}
+
+/** `variables.n` of a GraphQL request's JSON body; undefined for any other body (answered 400, not a crash). */
+function nameInBody(text: string): string | undefined {
+  try {
+    const name = (JSON.parse(text) as { variables?: { n?: unknown } } | null)?.variables?.n;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function answer(res: ServerResponse, given: string): void {
