@@ -73,6 +73,9 @@ const ISOLATED_SUITES = [
   // shared with other suites they failed in a full CI run, alone they pass (docs/testing.md).
   'test/db-faults.test.ts',
   'test/change-feed-start.test.ts',
+  // Adds up what young-generation collections promote: in a worker whose heap other suites have
+  // grown, V8 promoted 53 MB of the patched loop once in a Node-only npm test; alone it is near zero.
+  'test/postgres-query-retention.test.ts',
 ];
 
 const inTier = (system: boolean) => (file: string) => SYSTEM_SUITES.includes(file) === system;
