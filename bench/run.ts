@@ -7,8 +7,9 @@
  * 2. Starts, as child processes on loopback: a static `node:http` JSON server (the ceiling), the
  *    bare `node:http` + postgres.js server with one hand-written query (the floor a service can
  *    aim at; it also reads the GraphQL request's POST body for its name, which measures what the
- *    method and body cost node:http without any GraphQL), Fastify + Mercurius, the service as `npm start` runs it (dist/ with package.json's `config.nodeFlags`;
- *    NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), the service with WORKERS=2, and the
+ *    method and body cost node:http without any GraphQL), Fastify + Mercurius with graphql-jit
+ *    (bench/mercurius-server.ts), the service as `npm start` runs it (dist/ with package.json's
+ *    `config.nodeFlags`; NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), the service with WORKERS=2, and the
  *    service with tracing on, exporting to a receiver here that discards (docs/operations.md "Tracing").
  * 3. Drives them with autocannon (BENCH_CONNECTIONS, default 50) in alternating rounds, so drift
  *    of a shared machine hits every figure alike: REST random names, REST one hot name, GraphQL
