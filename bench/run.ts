@@ -619,15 +619,14 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
       ? []
       : [{ label, value: `${value} ${unit}`, target: `≤ ${target} ${unit}`, met: value <= target }];
   const cpu = (key: string) => figures[key]?.serverCpuMicroseconds ?? 0;
+  const cpuRatio = (key: string, base: string) => Math.round((cpu(key) / cpu(base)) * 100) / 100;
   const cpuAtMost = (label: string, key: string, base: string, target: number): Target[] => {
     if (!measured(key) || !measured(base)) return [];
-    const value = Math.round((cpu(key) / cpu(base)) * 100) / 100;
+    const value = cpuRatio(key, base);
     return [{ label, value: `${value}×`, target: `≤ ${target}×`, met: value <= target }];
   };
   const cpuReported = (label: string, key: string, base: string): Target[] =>
-    measured(key) && measured(base)
-      ? [{ label, value: `${Math.round((cpu(key) / cpu(base)) * 100) / 100}×`, target: 'reported', met: true }]
-      : [];
+    measured(key) && measured(base) ? [{ label, value: `${cpuRatio(key, base)}×`, target: 'reported', met: true }] : [];
   const edge = typeof extras.edge === 'object' ? extras.edge : undefined;
   const targets: Target[] = [
     ...atLeast('REST random names / bare', 'restRandom', 'bare', 1.0),
