@@ -15,26 +15,32 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { startFlags } from '../test/support/server-process.js';
 import type { Figure } from './graphql-cost.js';
-import { median } from './support.js';
+import { benchCommandLine, median, usageError, wholeNumberOption } from './support.js';
 
-const { values: flags, positionals: costFlags } = parseArgs({
-  options: {
-    base: { type: 'string' },
-    runs: { type: 'string', default: '3' },
+const USAGE = `
+npm run bench:graphql-cost:compare -- --base <commit> [--runs <n>] [-- <bench:graphql-cost flags>]
+  --base <commit>   the commit to compare this checkout with (same package-lock.json)
+  --runs <n>        alternating runs of each side (default 3)
+Flags after -- go to every run of bench:graphql-cost (npm run bench:graphql-cost -- --help).
+`;
+const { values: flags, positionals: costFlags } = benchCommandLine(
+  {
+    options: {
+      base: { type: 'string' },
+      runs: { type: 'string', default: '3' },
+    },
+    allowPositionals: true,
   },
-  allowPositionals: true,
-});
+  USAGE,
+);
 
 const checkout = fileURLToPath(new URL('..', import.meta.url));
 const git = (...args: string[]) => execFileSync('git', args, { cwd: checkout, encoding: 'utf8' }).trim();
 
-function fail(message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(2);
-}
+/** A run that failed: said once the worktree is removed (process.exit would skip the `finally`). */
+class CompareFailed extends Error {}
 
 /** One run of bench/graphql-cost.ts in `dir`: its figures by scenario. */
 function run(dir: string, out: string): Figure[] {
@@ -43,7 +49,7 @@ function run(dir: string, out: string): Figure[] {
     [...startFlags(), '--import', 'tsx', 'bench/graphql-cost.ts', ...costFlags, '--json', out],
     { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] },
   );
-  if (result.status !== 0) fail(`bench/graphql-cost.ts failed in ${dir} (exit ${result.status})`);
+  if (result.status !== 0) throw new CompareFailed(`bench/graphql-cost.ts failed in ${dir} (exit ${result.status})`);
   return (JSON.parse(readFileSync(out, 'utf8')) as { figures: Figure[] }).figures;
 }
 
@@ -53,12 +59,15 @@ function spread(values: number[]): string {
 }
 
 function main(): void {
-  if (flags.base === undefined) fail('usage: --base <commit> [--runs N] [-- <bench:graphql-cost flags>]');
-  const runs = Number(flags.runs);
-  if (!Number.isInteger(runs) || runs < 1) fail('--runs must be a whole number of runs, at least 1');
+  if (costFlags.includes('--help') || costFlags.includes('-h')) {
+    process.stdout.write(`${USAGE.trim()}\n`);
+    return;
+  }
+  if (flags.base === undefined) usageError('--base <commit> is needed', USAGE);
+  const runs = wholeNumberOption('--runs', flags.runs, 1, USAGE);
   const commit = git('rev-parse', '--verify', `${flags.base}^{commit}`);
   if (git('diff', commit, '--', 'package-lock.json') !== '') {
-    fail(`${flags.base} has another package-lock.json: its worktree cannot use this node_modules`);
+    throw new CompareFailed(`${flags.base} has another package-lock.json: its worktree cannot use this node_modules`);
   }
   const temporary = mkdtempSync(path.join(os.tmpdir(), 'nps-cost-compare-'));
   const base = path.join(temporary, 'base');
@@ -106,4 +115,10 @@ function report(baseName: string, sides: { base: Figure[][]; head: Figure[][] },
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-main();
+try {
+  main();
+} catch (error) {
+  if (!(error instanceof CompareFailed)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exitCode = 2;
+}

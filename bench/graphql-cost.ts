@@ -42,32 +42,54 @@ import os from 'node:os';
 import path from 'node:path';
 import { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { GCProfiler } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { getOperationAST } from 'graphql';
 import type { GeneratorOptions } from '../src/data/generator.js';
 import type { GraphQLServer } from '../src/graphql/yoga.js';
-import { median, splitLines } from './support.js';
+import { benchCommandLine, median, splitLines, usageError, wholeNumberOption } from './support.js';
 
-const { values: flags } = parseArgs({
-  options: {
-    requests: { type: 'string', default: '3000' },
-    rounds: { type: 'string', default: '5' },
-    concurrency: { type: 'string', default: '16' },
-    'database-url': { type: 'string' },
-    'no-cache': { type: 'boolean', default: false },
-    'cpu-prof': { type: 'boolean', default: false },
-    'heap-prof': { type: 'boolean', default: false },
-    'cpu-prof-out': { type: 'string' },
-    'cpu-prof-in-process-out': { type: 'string' },
-    only: { type: 'string' },
-    json: { type: 'string' },
+/** The scenarios' keys, as `--only` takes them (the scenarios are built in `scenarios`). */
+const SCENARIO_KEYS = ['rest', 'restKeyed', 'typename', 'variables', 'inline', 'batch100'] as const;
+const USAGE = `
+npm run bench:graphql-cost -- [options]   what a request costs the serving thread (bench/README.md)
+  --only <keys>              scenarios, comma-separated: ${SCENARIO_KEYS.join(', ')}
+                             (default: all but batch100)
+  --requests <n>             requests a round (default 3000)
+  --rounds <n>               alternating rounds (default 5)
+  --concurrency <n>          connections of the client thread (default 16)
+  --database-url <url>       profiles from this PostgreSQL database (npm run bench's) instead of PGlite
+  --no-cache                 the profile cache off: every profile from the database
+  --cpu-prof, --heap-prof    CPU profile by package, allocations by function
+  --cpu-prof-out <file>      the HTTP rounds' whole CPU profile, for DevTools
+  --cpu-prof-in-process-out <file>  a CPU profile of the in-process app.handle rounds
+  --json <file>              the figures as JSON too
+`;
+const { values: flags } = benchCommandLine(
+  {
+    options: {
+      requests: { type: 'string', default: '3000' },
+      rounds: { type: 'string', default: '5' },
+      concurrency: { type: 'string', default: '16' },
+      'database-url': { type: 'string' },
+      'no-cache': { type: 'boolean', default: false },
+      'cpu-prof': { type: 'boolean', default: false },
+      'heap-prof': { type: 'boolean', default: false },
+      'cpu-prof-out': { type: 'string' },
+      'cpu-prof-in-process-out': { type: 'string' },
+      only: { type: 'string' },
+      json: { type: 'string' },
+    },
   },
-});
-const REQUESTS = Number(flags.requests);
-const ROUNDS = Number(flags.rounds);
-const CONCURRENCY = Number(flags.concurrency);
+  USAGE,
+);
+const REQUESTS = wholeNumberOption('--requests', flags.requests, 1, USAGE);
+const ROUNDS = wholeNumberOption('--rounds', flags.rounds, 1, USAGE);
+const CONCURRENCY = wholeNumberOption('--concurrency', flags.concurrency, 1, USAGE);
+const unknownScenarios = (flags.only?.split(',') ?? []).filter(
+  (key) => !(SCENARIO_KEYS as readonly string[]).includes(key),
+);
+if (unknownScenarios.length > 0) usageError(`--only: no scenario "${unknownScenarios.join('", "')}"`, USAGE);
 const SELECTION = 'name description image level records { key type raw }';
 const VARIABLES_QUERY = `query P($n: String!) { profile(name: $n) { ${SELECTION} } }`;
 const BATCH_QUERY = `query B($names: [String!]!) { profiles(names: $names) { ${SELECTION} } }`;
@@ -80,7 +102,7 @@ interface Shape {
 }
 
 interface Scenario {
-  key: string;
+  key: (typeof SCENARIO_KEYS)[number];
   label: string;
   requests: Shape[];
   /** The GraphQL parameters of the first request, for the in-process breakdown. */
@@ -89,7 +111,7 @@ interface Scenario {
 
 function scenarios(names: string[], apiKey: string): Scenario[] {
   const post = (body: object): Shape => ({ method: 'POST', path: '/graphql', body: JSON.stringify(body) });
-  return [
+  const all: Scenario[] = [
     {
       key: 'rest',
       label: 'REST GET /api/{name_id}',
@@ -131,9 +153,10 @@ function scenarios(names: string[], apiKey: string): Scenario[] {
       ),
       params: { query: BATCH_QUERY, variables: { names: names.slice(0, 100) } },
     },
-  ].filter((scenario) =>
+  ];
+  return all.filter((scenario) =>
     flags.only === undefined ? scenario.key !== 'batch100' : flags.only.split(',').includes(scenario.key),
-  ) as Scenario[];
+  );
 }
 
 /**

@@ -9,19 +9,21 @@
  * The profile cache's size (PROFILE_CACHE_SIZE) times the total is what a full cache holds
  * (bench/README.md, "Issue 25, sixth round"; docs/decisions.md, "The profile cache's default size").
  *
- *   npm run bench:cache-memory -- [--profiles 10000]
+ *   npm run bench:cache-memory -- [--profiles 10000]   (--help says more)
  */
-import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/database.js';
 import { sql } from '../src/db/drizzle.js';
 import { findProfilesByNames } from '../src/db/queries.js';
 import { profiles as profilesTable } from '../src/db/schema.js';
 import { Profile, type ProfileRow } from '../src/profiles/profile.js';
+import { benchCommandLine, wholeNumberOption } from './support.js';
 
-const { values } = parseArgs({ options: { profiles: { type: 'string', default: '10000' } } });
-const count = Number(values.profiles);
-if (!Number.isInteger(count) || count < 1)
-  throw new Error(`--profiles takes a whole number above 0, not ${values.profiles}`);
+const USAGE = `
+npm run bench:cache-memory -- [--profiles <n>]   what a cached profile holds in memory, by part
+  --profiles <n>   random profiles of BENCH_DATABASE_URL (default nps_bench) to measure (default 10000)
+`;
+const { values } = benchCommandLine({ options: { profiles: { type: 'string', default: '10000' } } }, USAGE);
+const count = wholeNumberOption('--profiles', values.profiles, 1, USAGE);
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc (npm run bench:cache-memory does)');

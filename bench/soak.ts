@@ -30,13 +30,13 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { type GeneratorOptions, generatedProfile } from '../src/data/generator.js';
 import { collectOutput } from '../test/support/run-node.js';
 import type { SpawnedProcess } from '../test/support/server-process.js';
 import { FLAT_RSS_MB_PER_HOUR, leastSquaresSlope, memoryVerdict, type Slope, type Verdict } from './soak-stats.js';
 import {
+  benchCommandLine,
   createDatabaseIfMissing,
   cycle,
   type DiscoveryPaths,
@@ -47,6 +47,7 @@ import {
   seededRandom,
   serviceCommand,
   startService,
+  wholeNumberOption,
 } from './support.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -138,34 +139,41 @@ const running: {
   service: SpawnedProcess | undefined;
 } = { stopping: false, interrupted: false, load: undefined, importers: new Set(), service: undefined };
 
+const USAGE = `
+npm run bench:soak -- [options]   the service under a steady mixed load with imports (bench/README.md)
+  --minutes <n>        how long (default SOAK_MINUTES, or 30)
+  --import-every <n>   minutes between imports (default 5, fewer in a short run)
+  --warm-up <n>        minutes left out of the memory slope (default 5, fewer in a short run)
+`;
+
 function readOptions(): Options {
-  const { values } = parseArgs({
-    options: {
-      minutes: { type: 'string' },
-      'import-every': { type: 'string' },
-      'warm-up': { type: 'string' },
+  const { values } = benchCommandLine(
+    {
+      options: {
+        minutes: { type: 'string' },
+        'import-every': { type: 'string' },
+        'warm-up': { type: 'string' },
+      },
+      strict: true,
     },
-    strict: true,
-  });
-  const minutes = positiveInteger('--minutes', values.minutes ?? process.env.SOAK_MINUTES ?? '30');
+    USAGE,
+  );
+  const minutes = wholeNumberOption('--minutes', values.minutes ?? process.env.SOAK_MINUTES ?? '30', 1, USAGE);
   // Every 5 minutes in a long run; a short run still gets two or three imports.
-  const importEvery = positiveInteger(
+  const importEvery = wholeNumberOption(
     '--import-every',
     values['import-every'] ?? String(Math.min(5, Math.max(1, Math.floor(minutes / 3)))),
+    1,
+    USAGE,
   );
   // The first minutes fill caches and let V8 size its heap: 5 of 30, at least 1.
-  const warmUp = positiveInteger(
+  const warmUp = wholeNumberOption(
     '--warm-up',
     values['warm-up'] ?? String(Math.min(5, Math.max(1, Math.round(minutes / 6)))),
+    1,
+    USAGE,
   );
   return { minutes, importEvery, warmUp };
-}
-
-function positiveInteger(flag: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`${flag} takes a whole number of minutes from 1, not "${text}"`);
-  return value;
 }
 
 /** The request kinds, each a function giving the next request of that kind. */

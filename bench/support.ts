@@ -1,11 +1,13 @@
 /**
  * What `npm run bench` (bench/run.ts) and `npm run bench:soak` (bench/soak.ts) share: a generated
  * dataset in a database of their own on the local PostgreSQL, random existing names and discovery
- * paths drawn from it, the service started as `npm start` runs it, and its memory read from /proc.
+ * paths drawn from it, the service started as `npm start` runs it, and its memory read from /proc;
+ * and what every bench tool's command line shares (`--help`, mistakes said without a stack trace).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
 import { analyzeDataTables, importLines } from '../src/data/importer.js';
@@ -204,4 +206,42 @@ export async function startService(
     throw error;
   }
   return { process, url };
+}
+
+/**
+ * A bench tool's command line, read with node's `parseArgs`: `--help` prints `usage`; an unknown
+ * or malformed option says which and prints `usage` too (exit 2), without a stack trace. Flags
+ * after `--` are the tool's to pass on and are not read here.
+ */
+export function benchCommandLine<T extends ParseArgsConfig>(config: T, usage: string): ReturnType<typeof parseArgs<T>> {
+  const own = process.argv.slice(2, endOfOwnFlags());
+  if (own.includes('--help') || own.includes('-h')) {
+    process.stdout.write(`${usage.trim()}\n`);
+    process.exit(0);
+  }
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    return usageError(error instanceof Error ? error.message : String(error), usage);
+  }
+}
+
+function endOfOwnFlags(): number | undefined {
+  const at = process.argv.indexOf('--', 2);
+  return at === -1 ? undefined : at;
+}
+
+/** Ends a bench tool on a mistake in its command line: the mistake, then the usage (exit 2). */
+export function usageError(message: string, usage: string): never {
+  process.stderr.write(`${message}\n\n${usage.trim()}\n`);
+  process.exit(2);
+}
+
+/** The whole number `text` stands for, at least `min`; a usage error otherwise. */
+export function wholeNumberOption(flag: string, text: string, min: number, usage: string): number {
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isInteger(value) || value < min) {
+    return usageError(`${flag} takes a whole number from ${min}, not "${text}"`, usage);
+  }
+  return value;
 }
