@@ -16,6 +16,7 @@
 
 import type { Database } from '../db/database.js';
 import { inArray, type SQL, sql } from '../db/drizzle.js';
+import { recordsObjectText } from '../db/records-text.js';
 import { namespaces, profiles, records } from '../db/schema.js';
 import type { NamespaceLine } from './data-line.js';
 import type { BatchColumns } from './import-batch.js';
@@ -202,6 +203,26 @@ async function replaceProfiles(
   previous: Promise<unknown>,
   onStarted: () => void,
 ): Promise<{ changed: number; replaced: number; names: string[] | undefined }> {
+  // The batch's records, unpacked once: the profiles' records text and the records of new
+  // profiles below are both made from them.
+  const inputRecords = db
+    .$with('input_records', {
+      name: sql<string>`name`.as('name'),
+      key: sql<string>`key`.as('key'),
+      type: sql<string>`type`.as('type'),
+      value: sql<string>`value`.as('value'),
+    })
+    .as(sql`select name, key, type, value from ${recordRows(columns)}`);
+  // Each profile's `records` object as text, stored with it (src/db/records-text.ts): the same
+  // expression a lookup would build it with from the rows written to `records`; '{}' for none.
+  const withRecords = columns.recordCount > 0;
+  const recordsTextJoin = withRecords
+    ? sql`left join (
+            select name as records_name, ${recordsObjectText(sql`key`, sql`type`, sql`value`)} as records_json
+            from input_records group by name
+          ) as records_text on records_text.records_name = input.name`
+    : sql``;
+  const recordsTextValue = withRecords ? sql`coalesce(records_text.records_json, '{}')` : sql`'{}'`;
   // Drizzle's INSERT ... SELECT cannot skip the identity column, so the upsert is plain SQL in a
   // CTE, and Drizzle's typed SELECT around it maps the returned rows the same way on both drivers.
   const upserted = db
@@ -213,8 +234,9 @@ async function replaceProfiles(
       inserted: sql<boolean>`inserted`.as('inserted'),
     })
     .as(
-      sql`insert into ${profiles} (name, local_part, local_skeleton, namespace, description, image, level, creator_email, content_hash)
-          select name, local_part, local_skeleton, namespace, description, image, level::integer, creator_email, content_hash
+      sql`insert into ${profiles} (name, local_part, local_skeleton, namespace, description, image, level, creator_email, content_hash, records_json)
+          select name, local_part, local_skeleton, namespace, description, image, level::integer, creator_email, content_hash,
+            ${recordsTextValue}
           from rows from (
             json_array_elements_text(${serialized(columns.names)}),
             json_array_elements_text(${serialized(columns.localParts)}),
@@ -226,11 +248,12 @@ async function replaceProfiles(
             json_array_elements_text(${serialized(columns.creatorEmails)}),
             json_array_elements_text(${serialized(columns.contentHashes)})
           ) as input(name, local_part, local_skeleton, namespace, description, image, level, creator_email, content_hash)
+          ${recordsTextJoin}
           on conflict (name) do update set
             local_part = excluded.local_part, local_skeleton = excluded.local_skeleton, namespace = excluded.namespace,
             description = excluded.description,
             image = excluded.image, level = excluded.level, creator_email = excluded.creator_email,
-            content_hash = excluded.content_hash, updated_at = now()
+            content_hash = excluded.content_hash, records_json = excluded.records_json, updated_at = now()
           where profiles.content_hash <> excluded.content_hash or profiles.creator_email <> excluded.creator_email
           returning id, name, xmax = 0 as inserted`,
     );
@@ -238,7 +261,7 @@ async function replaceProfiles(
   const recordsOfNewProfiles = db.$with('records_of_new_profiles', { key: sql<number>`key`.as('key') }).as(
     sql`insert into ${records} (profile_id, key, type, value)
         select upserted.id, input.key::integer, input.type, input.value
-        from upserted join ${recordRows(columns)} on input.name = upserted.name
+        from upserted join input_records as input on input.name = upserted.name
         where upserted.inserted
         returning key`,
   );
@@ -255,10 +278,13 @@ async function replaceProfiles(
       string | null
     >`case when ${withNames}::boolean then coalesce(json_agg(${upserted.name}), '[]')::text end`,
   };
-  const statement =
-    columns.recordCount === 0
-      ? db.with(upserted).select(summary).from(upserted).prepare('import_profiles')
-      : db.with(upserted, recordsOfNewProfiles).select(summary).from(upserted).prepare('import_profiles_and_records');
+  const statement = !withRecords
+    ? db.with(upserted).select(summary).from(upserted).prepare('import_profiles')
+    : db
+        .with(inputRecords, upserted, recordsOfNewProfiles)
+        .select(summary)
+        .from(upserted)
+        .prepare('import_profiles_and_records');
   const running = statement.execute();
   onStarted();
   const [row] = await running;

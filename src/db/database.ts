@@ -5,6 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { DATABASE_DEFAULTS } from '../config/config.js';
+import { backfillDerivedColumns } from './backfills.js';
 import { listenToPostgres } from './change-feed.js';
 import { raiseUnavailable } from './driver-errors.js';
 import { drizzlePostgres } from './drizzle.js';
@@ -18,7 +19,6 @@ import { MAX_RECONNECT_DELAY_SECONDS, withDeadline } from './postgres-deadlines.
 import { containLostTransactions } from './postgres-transactions.js';
 import { ReplicaSet } from './replicas.js';
 import * as schema from './schema.js';
-import { backfillSkeletons } from './skeleton-backfill.js';
 import { observePostgresStatements, statementServer } from './statement-observer.js';
 
 export type { DatabaseHandle, DatabaseOptions, DatabaseStats } from './handle.js';
@@ -64,7 +64,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
         log: options.log,
         lockTimeoutMs: options.migrationLockTimeoutMs,
         // Under the same lock: a second process finds the work done.
-        afterMigrations: (migrating) => backfillSkeletons(drizzlePostgres(migrating, { schema })).then(() => {}),
+        afterMigrations: (migrating) => backfillDerivedColumns(drizzlePostgres(migrating, { schema })),
       }),
     readPrimary: (work) => raiseUnavailable(() => onPrimary(work)),
     readReplica: (work) => raiseUnavailable(() => (replicas === undefined ? onPrimary(work) : replicas.read(work))),

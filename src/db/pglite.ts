@@ -7,13 +7,13 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { PGlite } from '@electric-sql/pglite';
+import { backfillDerivedColumns } from './backfills.js';
 import { listenToPglite } from './change-feed.js';
 import { raiseUnavailable } from './driver-errors.js';
 import { type FolderLock, lockFolder } from './folder-lock.js';
 import type { DatabaseHandle, DatabaseOptions } from './handle.js';
 import { soleLeadership } from './leader-lock.js';
 import * as schema from './schema.js';
-import { backfillSkeletons } from './skeleton-backfill.js';
 import { observePgliteStatements } from './statement-observer.js';
 
 const load = createRequire(import.meta.url);
@@ -40,7 +40,7 @@ export async function openPglite(options: DatabaseOptions, migrationsFolder: str
     kind: 'pglite',
     async migrate() {
       await migrate(db, { migrationsFolder });
-      await backfillSkeletons(db);
+      await backfillDerivedColumns(db);
     },
     // In-process: no network, no connections to lose, nothing to wait for but the work, and no replicas.
     readPrimary: (work) => raiseUnavailable(() => work(db)),

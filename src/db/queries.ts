@@ -5,19 +5,9 @@
 
 import type { ProfileRow } from '../profiles/profile.js';
 import { and, eq, inArray, or, sql } from './drizzle.js';
+import { recordsTextOfProfile } from './records-text.js';
 import type { Database } from './schema.js';
-import { namespaces, profiles, records } from './schema.js';
-
-/**
- * The contract's `records` object as JSON text, built by the database: keys ascending, each
- * value's text exactly as stored (a `json` column keeps it byte for byte, map entries in their
- * order). The service embeds it in answers without parsing it.
- */
-const recordsJson = sql<string>`coalesce((
-  select '{' || string_agg(
-      '"' || ${records.key} || '":{"type":' || to_json(${records.type})::text || ',"value":' || ${records.value}::text || '}',
-      ',' order by ${records.key}) || '}'
-  from ${records} where ${records.profileId} = ${profiles.id}), '{}')`;
+import { namespaces, profiles } from './schema.js';
 
 const profileColumns = {
   id: profiles.id,
@@ -28,7 +18,8 @@ const profileColumns = {
   image: profiles.image,
   level: profiles.level,
   contentHash: profiles.contentHash,
-  recordsJson,
+  // Stored with the profile, or built from its records where it is not (./records-text.ts).
+  recordsJson: recordsTextOfProfile,
 };
 
 /**

@@ -63,6 +63,15 @@ export const profiles = pgTable(
      * fills. Derived data, not part of the public profile or its content hash.
      */
     localSkeleton: text('local_skeleton'),
+    /**
+     * The contract's `records` object as JSON text, exactly as src/db/queries.ts would build it
+     * from `records` (keys ascending, values as stored): written by the importer with the profile,
+     * so a lookup reads one column instead of aggregating the records (bench/README.md, "Issue 25,
+     * seventh round"). Null for rows of other writers and of before migration 0005: lookups then
+     * build it from `records`, and the backfill at migration (src/db/records-text-backfill.ts)
+     * fills it. Derived data, covered by the content hash through the records.
+     */
+    recordsJson: text('records_json'),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
@@ -77,6 +86,8 @@ export const profiles = pgTable(
     // Rows still without a skeleton, for the backfill: empty once it has run, so finding that
     // there is nothing to do costs nothing at each start.
     index('profiles_missing_skeleton_idx').on(t.id).where(sql`${t.localSkeleton} is null`),
+    // Rows still without their records text, for its backfill: as the skeletons' index above.
+    index('profiles_missing_records_json_idx').on(t.id).where(sql`${t.recordsJson} is null`),
     check('profiles_level_non_negative', sql`${t.level} >= 0`),
     check('profiles_name_parts', sql`${t.name} = ${t.localPart} || '@' || ${t.namespace}`),
   ],
