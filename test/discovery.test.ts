@@ -496,12 +496,12 @@ describe.each(databaseKinds())('discovery on %s', (kind) => {
         kind,
         (tag) => tag === '0000_init',
         async (old) => {
-          // Today's importer also writes the name skeletons (migration 0003), for which that
-          // schema has no column: it gets one for the import only.
-          await old.db.execute(sql`alter table profiles add column local_skeleton text`);
+          // Today's importer also writes the name skeletons (migration 0003) and the records text
+          // (0005), for which that schema has no columns: it gets them for the import only.
+          await old.db.execute(sql`alter table profiles add column local_skeleton text, add column records_json text`);
           await seedDemoData(old.db);
           expect((await importLines(old.db, FIXTURES)).ok).toBe(true);
-          await old.db.execute(sql`alter table profiles drop column local_skeleton`);
+          await old.db.execute(sql`alter table profiles drop column local_skeleton, drop column records_json`);
           await old.migrate();
           const backfilled = rows(
             await old.db.execute(
