@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { asksForHelp } from '../src/cli/command.js';
 import { startFlags } from '../test/support/server-process.js';
 import type { Figure } from './graphql-cost.js';
 import { benchCommandLine, median, usageError, wholeNumberOption } from './support.js';
@@ -59,7 +60,7 @@ function spread(values: number[]): string {
 }
 
 function main(): void {
-  if (costFlags.includes('--help') || costFlags.includes('-h')) {
+  if (asksForHelp(costFlags)) {
     process.stdout.write(`${USAGE.trim()}\n`);
     return;
   }

@@ -7,8 +7,9 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
+import type { ParseArgsConfig, parseArgs } from 'node:util';
 import postgres from 'postgres';
+import { asksForHelp, parseArguments, UsageError, wholeNumber } from '../src/cli/command.js';
 import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
 import { analyzeDataTables, importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
@@ -212,26 +213,17 @@ export async function startService(
 }
 
 /**
- * A bench tool's command line, read with node's `parseArgs`: `--help` prints `usage`; an unknown
- * or malformed option says which and prints `usage` too (exit 2), without a stack trace. Flags
- * after `--` are the tool's to pass on and are not read here.
+ * A bench tool's command line, by the commands' own rules (src/cli/command.ts): `--help` or `-h`
+ * before any `--` prints `usage`; an unknown or malformed option says which and prints `usage`
+ * too (exit 2), without a stack trace. Flags after `--` are the tool's to pass on.
  */
 export function benchCommandLine<T extends ParseArgsConfig>(config: T, usage: string): ReturnType<typeof parseArgs<T>> {
-  const own = process.argv.slice(2, endOfOwnFlags());
-  if (own.includes('--help') || own.includes('-h')) {
+  const args = process.argv.slice(2);
+  if (asksForHelp(args)) {
     process.stdout.write(`${usage.trim()}\n`);
     process.exit(0);
   }
-  try {
-    return parseArgs(config);
-  } catch (error) {
-    return usageError(error instanceof Error ? error.message : String(error), usage);
-  }
-}
-
-function endOfOwnFlags(): number | undefined {
-  const at = process.argv.indexOf('--', 2);
-  return at === -1 ? undefined : at;
+  return orUsageError(() => parseArguments({ args }, config), usage);
 }
 
 /** Ends a bench tool on a mistake in its command line: the mistake, then the usage (exit 2). */
@@ -240,11 +232,16 @@ export function usageError(message: string, usage: string): never {
   process.exit(2);
 }
 
-/** The whole number `text` stands for, at least `min`; a usage error otherwise. */
+/** The whole number `text` stands for, at least `min` (the commands' `wholeNumber`); a usage error otherwise. */
 export function wholeNumberOption(flag: string, text: string, min: number, usage: string): number {
-  const value = Number(text);
-  if (text.trim() === '' || !Number.isInteger(value) || value < min) {
-    return usageError(`${flag} takes a whole number from ${min}, not "${text}"`, usage);
+  return orUsageError(() => wholeNumber(flag, text, min), usage);
+}
+
+function orUsageError<T>(read: () => T, usage: string): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof UsageError) return usageError(error.message, usage);
+    throw error;
   }
-  return value;
 }

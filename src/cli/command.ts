@@ -64,6 +64,16 @@ export function parseArguments<T extends ParseArgsConfig>(
   }
 }
 
+/** The whole number an option's `value` stands for, from `min` to `max`; a usage error otherwise. */
+export function wholeNumber(flag: string, value: string, min: number, max?: number): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || parsed < min || (max !== undefined && parsed > max)) {
+    const range = max === undefined ? `from ${formatCount(min)}` : `from ${formatCount(min)} to ${formatCount(max)}`;
+    throw new UsageError(`${flag} must be a whole number ${range}, got "${value}".`);
+  }
+  return parsed;
+}
+
 /**
  * Runs a command as this process (what each src/cli/<command>.ts does): its arguments,
  * environment and standard streams, and its exit code. The process then ends by itself once the
@@ -116,7 +126,8 @@ export async function executeCommand(command: Command, io: CommandIo): Promise<v
   }
 }
 
-function asksForHelp(args: readonly string[]): boolean {
+/** Whether `--help` or `-h` comes before any `--` (the frame's rule; bench tools follow it too). */
+export function asksForHelp(args: readonly string[]): boolean {
   const end = args.indexOf('--');
   return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }

@@ -7,7 +7,15 @@ import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DEFAULT_NAMESPACES, type GeneratorOptions, generateNdjson } from '../../data/generator.js';
-import { type Command, CommandError, type CommandIo, formatCount, parseArguments, UsageError } from '../command.js';
+import {
+  type Command,
+  CommandError,
+  type CommandIo,
+  formatCount,
+  parseArguments,
+  UsageError,
+  wholeNumber,
+} from '../command.js';
 
 const HELP = {
   usage: `npm run gen -- --profiles N [--seed S (default 1)] [--namespaces K (default ${DEFAULT_NAMESPACES})] [--out file]`,
@@ -63,14 +71,4 @@ function readArguments(io: CommandIo): { options: GeneratorOptions; out: string 
     },
     out: values.out,
   };
-}
-
-function wholeNumber(flag: string, value: string, min: number, max: number): number {
-  const parsed = Number(value);
-  if (!/^\d+$/.test(value) || parsed < min || parsed > max) {
-    throw new UsageError(
-      `${flag} must be a whole number from ${formatCount(min)} to ${formatCount(max)}, got "${value}".`,
-    );
-  }
-  return parsed;
 }
