@@ -10,6 +10,7 @@
  * `records` with the same expression, and the backfill below, run after the migrations, stores it.
  */
 import { and, asc, gt, isNull, type SQL, sql } from './drizzle.js';
+import { inIdBatches } from './id-batches.js';
 import type { Database } from './schema.js';
 import { profiles, records } from './schema.js';
 
@@ -43,23 +44,21 @@ const BATCH_SIZE = 5000;
  * (`profiles_missing_records_json_idx`).
  */
 export async function backfillRecordsText(db: Database, batchSize = BATCH_SIZE): Promise<number> {
-  let written = 0;
-  let after = 0;
-  for (;;) {
-    const rows = await db
-      .select({ id: profiles.id })
-      .from(profiles)
-      .where(and(isNull(profiles.recordsJson), gt(profiles.id, after)))
-      .orderBy(asc(profiles.id))
-      .limit(batchSize);
-    const last = rows.at(-1);
-    if (last === undefined) return written;
-    // `is null` again: an import may have written the row (and its text) in between.
-    await db.execute(
-      sql`update ${profiles} set records_json = ${builtFromRecords(sql`${profiles.id}`)}
-          where ${profiles.id} between ${rows[0]?.id ?? last.id} and ${last.id} and ${profiles.recordsJson} is null`,
-    );
-    written += rows.length;
-    after = last.id;
-  }
+  return inIdBatches(
+    (after) =>
+      db
+        .select({ id: profiles.id })
+        .from(profiles)
+        .where(and(isNull(profiles.recordsJson), gt(profiles.id, after)))
+        .orderBy(asc(profiles.id))
+        .limit(batchSize),
+    // `is null` again: an import may have written a row (and its text) in between.
+    (rows) =>
+      db
+        .execute(
+          sql`update ${profiles} set records_json = ${builtFromRecords(sql`${profiles.id}`)}
+              where ${profiles.id} between ${rows[0]?.id} and ${rows.at(-1)?.id} and ${profiles.recordsJson} is null`,
+        )
+        .then(() => {}),
+  );
 }

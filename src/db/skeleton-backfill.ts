@@ -12,6 +12,7 @@
 
 import { skeleton } from '../names/skeleton.js';
 import { and, asc, gt, isNull, sql } from './drizzle.js';
+import { inIdBatches } from './id-batches.js';
 import type { Database } from './schema.js';
 import { profiles } from './schema.js';
 
@@ -19,21 +20,16 @@ const BATCH_SIZE = 5000;
 
 /** Fills the missing skeletons; returns how many rows it wrote. */
 export async function backfillSkeletons(db: Database, batchSize = BATCH_SIZE): Promise<number> {
-  let written = 0;
-  let after = 0;
-  for (;;) {
-    const rows = await db
-      .select({ id: profiles.id, localPart: profiles.localPart })
-      .from(profiles)
-      .where(and(isNull(profiles.localSkeleton), gt(profiles.id, after)))
-      .orderBy(asc(profiles.id))
-      .limit(batchSize);
-    const last = rows.at(-1);
-    if (last === undefined) return written;
-    await writeSkeletons(db, rows);
-    written += rows.length;
-    after = last.id;
-  }
+  return inIdBatches(
+    (after) =>
+      db
+        .select({ id: profiles.id, localPart: profiles.localPart })
+        .from(profiles)
+        .where(and(isNull(profiles.localSkeleton), gt(profiles.id, after)))
+        .orderBy(asc(profiles.id))
+        .limit(batchSize),
+    (rows) => writeSkeletons(db, rows),
+  );
 }
 
 async function writeSkeletons(db: Database, rows: ReadonlyArray<{ id: number; localPart: string }>): Promise<void> {
