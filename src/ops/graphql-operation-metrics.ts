@@ -33,17 +33,19 @@ export function graphqlOperationMetrics(metrics: Metrics, notes: RequestNotes): 
       const started = process.hrtime.bigint();
       const operation = getOperationAST(args.document, args.operationName ?? undefined);
       const name = operation?.name?.value;
-      const labels = { operation: labelFor(name), type: operation?.operation ?? 'unknown' };
+      const label = labelFor(name);
+      const type = operation?.operation ?? 'unknown';
       const req = nodeRequestOf(args.contextValue);
       if (req !== undefined) {
         const note = notes.of(req);
-        note.graphqlOperations = [...(note.graphqlOperations ?? []), name ?? ANONYMOUS_OPERATION];
+        note.graphqlOperations ??= [];
+        note.graphqlOperations.push(name ?? ANONYMOUS_OPERATION);
       }
       return {
         onExecuteDone({ result }) {
           const failed = 'errors' in result && result.errors !== undefined && result.errors.length > 0;
           const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-          metrics.graphqlOperationDuration.observe({ ...labels, outcome: failed ? 'error' : 'ok' }, seconds);
+          metrics.graphqlOperationDuration.series(label, type, failed ? 'error' : 'ok').observe(seconds);
         },
       };
     },

@@ -3,10 +3,11 @@
  * apps in one process); the process-wide default metrics (CPU, memory, event loop, GC) live in
  * one shared registry and are shown with every app's.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { DatabaseHandle, DatabaseStats } from '../db/database.js';
 import type { ReplicaStatus } from '../db/replicas.js';
 import type { ProfileCacheStats } from '../service/profile-cache.js';
+import { LatencyHistogram, ObservationCounter } from './latency-series.js';
 
 /** Seconds; from a cache hit to a request that waited for a database timeout. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -15,11 +16,11 @@ export type RateLimitBudget = 'owner_check' | 'profile';
 
 export interface Metrics {
   readonly registry: Registry;
-  readonly httpRequests: Counter<'method' | 'route' | 'status'>;
-  readonly httpRequestDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Requests answered and their durations (`http_request_duration_seconds`; `http_requests_total` counts its observations). */
+  readonly httpRequestDuration: LatencyHistogram<'method' | 'route' | 'status'>;
   /** Requests (or GraphQL fields) refused because a rate-limit budget was used up. */
   readonly rateLimitRejections: Counter<'budget'>;
-  readonly graphqlOperationDuration: Histogram<'operation' | 'type' | 'outcome'>;
+  readonly graphqlOperationDuration: LatencyHistogram<'operation' | 'type' | 'outcome'>;
   /** The Prometheus text of this app and the process. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -36,42 +37,34 @@ function defaultMetricsRegistry(): Registry {
   return processRegistry;
 }
 
-/** A histogram of durations in seconds, in the latency buckets. */
-function latencyHistogram<T extends string>(
-  registry: Registry,
-  name: string,
-  help: string,
-  labelNames: readonly T[],
-): Histogram<T> {
-  return new Histogram({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [registry] });
-}
-
 export function createMetrics(database: DatabaseHandle, cacheStats: () => ProfileCacheStats): Metrics {
   const own = new Registry();
-  const httpRequests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [own],
+  // Latency histograms of our own rather than prom-client's: see ./latency-series.ts.
+  const httpRequestDuration = new LatencyHistogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to the end of its answer, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'],
+    buckets: LATENCY_BUCKETS,
   });
-  const httpRequestDuration = latencyHistogram(
-    own,
-    'http_request_duration_seconds',
-    'Time from receiving a request to the end of its answer, by method, route pattern and status code.',
-    ['method', 'route', 'status'],
-  );
+  // The counter's lines come first, as they did when it was a counter of its own.
+  new ObservationCounter(
+    { name: 'http_requests_total', help: 'HTTP requests answered, by method, route pattern and status code.' },
+    httpRequestDuration,
+  ).register(own);
+  httpRequestDuration.register(own);
   const rateLimitRejections = new Counter({
     name: 'rate_limit_rejections_total',
     help: 'Requests or GraphQL fields refused because the client used up a rate-limit budget.',
     labelNames: ['budget'] as const,
     registers: [own],
   });
-  const graphqlOperationDuration = latencyHistogram(
-    own,
-    'graphql_operation_duration_seconds',
-    'GraphQL operations executed, by operation name (capped), type and outcome.',
-    ['operation', 'type', 'outcome'],
-  );
+  const graphqlOperationDuration = new LatencyHistogram({
+    name: 'graphql_operation_duration_seconds',
+    help: 'GraphQL operations executed, by operation name (capped), type and outcome.',
+    labelNames: ['operation', 'type', 'outcome'],
+    buckets: LATENCY_BUCKETS,
+  });
+  graphqlOperationDuration.register(own);
   registerCacheMetrics(own, cacheStats);
   // The embedded database (PGlite) has no pool and no network to fail.
   if (database.stats !== undefined) registerDatabaseMetrics(own, database.stats.bind(database));
@@ -80,7 +73,6 @@ export function createMetrics(database: DatabaseHandle, cacheStats: () => Profil
   const registry = Registry.merge([own, defaultMetricsRegistry()]);
   return {
     registry,
-    httpRequests,
     httpRequestDuration,
     rateLimitRejections,
     graphqlOperationDuration,

@@ -32,8 +32,8 @@ export function createRequestObserver({ logger, metrics, notes, quietRoutes }: R
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const method = req.method ?? 'UNKNOWN';
       const status = res.writableFinished ? String(res.statusCode) : ABORTED_STATUS;
-      metrics.httpRequests.inc({ method, route, status });
-      metrics.httpRequestDuration.observe({ method, route, status }, seconds);
+      // http_requests_total counts these observations (./metrics.ts).
+      metrics.httpRequestDuration.series(method, route, status).observe(seconds);
 
       // Server errors (503 while the database is away included) stay visible at LOG_LEVEL=warn.
       const level = res.writableFinished && res.statusCode >= 500 ? 'warn' : quietRoutes.has(route) ? 'debug' : 'info';
