@@ -6,9 +6,11 @@
  * observation (about 1 µs for a request's counter increment and histogram observation in a loop;
  * 4.5 µs of a REST lookup and 11 µs of a GraphQL one in CPU profiles under load, profiler on:
  * bench/README.md, "Issue 25, eighth round"). Here an observation is three lookups in small maps,
- * a bucket found among twelve and two additions (about 33 ns in the same loop). They stay prom-client metrics for everything else: registered in its Registry, which
- * writes their Prometheus text, and summed by its AggregatorRegistry under WORKERS, both from the
- * `get()` output prom-client's own Histogram and Counter give for the same observations
+ * a bucket found among twelve and two additions (about 33 ns in the same loop).
+ *
+ * They stay prom-client metrics for everything else: registered in its Registry, which writes
+ * their Prometheus text, and summed by its AggregatorRegistry under WORKERS, both from the `get()`
+ * output prom-client's own Histogram and Counter give for the same observations
  * (test/latency-series.test.ts compares the text and that output with prom-client's).
  */
 import type { Aggregator, Metric, Registry } from 'prom-client';
