@@ -21,6 +21,7 @@ import { createRateLimits } from '../src/limits/create-rate-limits.js';
 import { createLogger } from '../src/logging/logger.js';
 import { contentHash } from '../src/profiles/content-hash.js';
 import { Profile } from '../src/profiles/profile.js';
+import { ADMIT_EVERY_NAME, CacheAdmission } from '../src/service/cache-admission.js';
 import { ProfileCache } from '../src/service/profile-cache.js';
 import { CACHE_FILL_MAX_NAMES, createProfilesService } from '../src/service/profiles-service.js';
 import { ServiceRequest } from '../src/service/request.js';
@@ -48,7 +49,7 @@ function profileNamed(name: string): Profile {
 describe.skipIf(GRAPHQL_PATH_RERUN)('ProfileCache', () => {
   it('answers only while its feed is live, and fills only then', () => {
     let live = false;
-    const cache = new ProfileCache(10, () => live);
+    const cache = new ProfileCache(10, () => live, ADMIT_EVERY_NAME);
     cache.fill('a@x', profileNamed('a@x'), cache.ticket());
     live = true;
     expect(cache.get('a@x')).toBeUndefined();
@@ -59,7 +60,7 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('ProfileCache', () => {
   });
 
   it('keeps names without a profile, forgets evicted names, and drops fills of loads older than an eviction', () => {
-    const cache = new ProfileCache(10, () => true);
+    const cache = new ProfileCache(10, () => true, ADMIT_EVERY_NAME);
     cache.fill('none@x', null, cache.ticket());
     expect(cache.get('none@x')).toBeNull();
 
@@ -76,17 +77,66 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('ProfileCache', () => {
   });
 
   it('holds at most its bound, dropping the least recently used, and nothing at size 0', () => {
-    const cache = new ProfileCache(2, () => true);
+    const cache = new ProfileCache(2, () => true, ADMIT_EVERY_NAME);
     for (const name of ['a@x', 'b@x']) cache.fill(name, profileNamed(name), cache.ticket());
     expect(cache.get('a@x')).toBeDefined();
     cache.fill('c@x', profileNamed('c@x'), cache.ticket());
     expect(cache.get('b@x')).toBeUndefined();
     expect(cache.stats()).toMatchObject({ entries: 2, maxEntries: 2, answering: true });
 
-    const off = new ProfileCache(0, () => true);
+    const off = new ProfileCache(0, () => true, ADMIT_EVERY_NAME);
     off.fill('a@x', profileNamed('a@x'), off.ticket());
     expect(off.get('a@x')).toBeUndefined();
     expect(off.stats().answering).toBe(false);
+  });
+});
+
+describe.skipIf(GRAPHQL_PATH_RERUN)('CacheAdmission: names are kept from their second lookup', () => {
+  const names = (count: number, tag: string) => Array.from({ length: count }, (_, i) => `${tag}${i}@scan`);
+
+  it('refuses a name the first time, admits it the second, and forgets it once the window has passed', () => {
+    const admission = new CacheAdmission(1000);
+    expect(admission.admits('alice@acme')).toBe(false);
+    expect(admission.admits('alice@acme')).toBe(true);
+    expect(admission.admits('alice@acme')).toBe(true);
+    expect(admission.admits('Alice@acme')).toBe(false);
+    // A window's worth of other names later, the filter has been cleared: a first sighting again.
+    for (const name of names(1000, 'other')) admission.admits(name);
+    expect(admission.admits('bob@acme')).toBe(false);
+    for (const name of names(1000, 'more')) admission.admits(name);
+    expect(admission.admits('bob@acme')).toBe(false);
+  });
+
+  it('admits few names of a scan that asks for each once (false positives of the filter only)', () => {
+    const admission = new CacheAdmission(10_000);
+    const admitted = names(100_000, 'crawl').filter((name) => admission.admits(name)).length;
+    // Two probes into 8 bits a name: about 5 % once the window is full, 2.5 % on average.
+    expect(admitted).toBeLessThan(5_000);
+  });
+
+  it('tells apart names that differ in one character, non-Latin ones included', () => {
+    const admission = new CacheAdmission(10_000);
+    const similar = [...names(500, 'a'), ...Array.from({ length: 500 }, (_, i) => `名前${i}@例え`)];
+    // 1,000 names in a filter of 131,072 bits: a false positive or two at most, by chance.
+    expect(similar.filter((name) => admission.admits(name)).length).toBeLessThanOrEqual(2);
+    for (const name of similar) expect(admission.admits(name)).toBe(true);
+  });
+
+  it('keeps hot profiles through a scan of names asked for once, where first-lookup filling loses them', () => {
+    const withAdmission = new ProfileCache(1000, () => true);
+    const withoutAdmission = new ProfileCache(1000, () => true, ADMIT_EVERY_NAME);
+    for (const cache of [withAdmission, withoutAdmission]) {
+      for (let i = 0; i < 2; i += 1) {
+        if (cache.get('hot@acme') === undefined) cache.fill('hot@acme', profileNamed('hot@acme'), cache.ticket());
+      }
+      for (const name of names(20_000, 'crawl')) {
+        if (cache.get(name) === undefined) cache.fill(name, profileNamed(name), cache.ticket());
+      }
+    }
+    expect(withAdmission.get('hot@acme')?.name).toBe('hot@acme');
+    expect(withAdmission.stats().entries).toBeLessThan(1000);
+    expect(withoutAdmission.get('hot@acme')).toBeUndefined();
+    expect(withoutAdmission.stats().entries).toBe(1000);
   });
 });
 
@@ -108,7 +158,7 @@ describe.skipIf(GRAPHQL_PATH_RERUN).each(databaseKinds())('the service with the 
   it('answers a repeated lookup, found or not, from memory, and still draws on the budget each time', async () => {
     const config = loadConfig({ NODE_ENV: 'test', PROFILE_LIMIT: '5' });
     const limits = createRateLimits(config, logger);
-    const cache = new ProfileCache(100, () => true);
+    const cache = new ProfileCache(100, () => true, ADMIT_EVERY_NAME);
     const service = createProfilesService({ database: handle, limits, cache, logger });
     const request = () => new ServiceRequest('198.51.100.1', 'cache-test');
     try {
@@ -132,9 +182,30 @@ describe.skipIf(GRAPHQL_PATH_RERUN).each(databaseKinds())('the service with the 
     }
   });
 
-  it('fills the cache from lookups of a few names, not from larger batches, and answers both from it', async () => {
+  it('reads a name from the database on its first two lookups and answers the third from memory', async () => {
     const limits = createRateLimits(loadConfig({ NODE_ENV: 'test', PROFILE_LIMIT: '0' }), logger);
     const cache = new ProfileCache(100, () => true);
+    const service = createProfilesService({ database: handle, limits, cache, logger });
+    const request = () => new ServiceRequest('198.51.100.4', 'cache-admission-test');
+    try {
+      statements.reset();
+      const answers = [];
+      for (let i = 0; i < 3; i += 1) {
+        answers.push((await service.lookupProfile(request(), 'demo@me')).value);
+        await service.lookupProfile(request(), 'nobody@me');
+      }
+      expect(statements.touching('profiles')).toHaveLength(4);
+      expect(answers.map((profile) => profile?.name)).toEqual(['demo@me', 'demo@me', 'demo@me']);
+      expect(answers[2]).toBe(answers[1]);
+      expect(cache.stats()).toMatchObject({ entries: 2, hits: 2 });
+    } finally {
+      await limits.close();
+    }
+  });
+
+  it('fills the cache from lookups of a few names, not from larger batches, and answers both from it', async () => {
+    const limits = createRateLimits(loadConfig({ NODE_ENV: 'test', PROFILE_LIMIT: '0' }), logger);
+    const cache = new ProfileCache(100, () => true, ADMIT_EVERY_NAME);
     const service = createProfilesService({ database: handle, limits, cache, logger });
     const request = () => new ServiceRequest('198.51.100.3', 'cache-fill-test');
     const unknown = (count: number) => Array.from({ length: count }, (_, i) => `unknown${i}@me`);
@@ -348,8 +419,8 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
       const server = await startServer();
       // Lookups of many names at once open the pool's connections, which keep working below.
       await Promise.all(Array.from({ length: 20 }, (_, i) => descriptionAt(server, `p${i}@bulk`)));
-      await descriptionAt(server, 'empty@me');
-      await descriptionAt(server, 'empty@me');
+      // A name is cached from its second lookup: the third answers from memory.
+      for (let i = 0; i < 3; i += 1) await descriptionAt(server, 'empty@me');
       expect(server.app.cache.stats().hits).toBeGreaterThan(0);
 
       // The listening connection is cut and cannot come back; the pool's open connections still work.

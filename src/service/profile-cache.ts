@@ -8,9 +8,14 @@
  * when the feed says everything changed or when it loses or regains the feed (changes in
  * between were not heard). A load that started before an eviction does not fill the cache with
  * what it read: every eviction starts a new epoch, and a fill from an older epoch is dropped.
+ *
+ * A profile is kept from its second lookup within a recent window, not its first
+ * (./cache-admission.ts): lookups spread over many names then pass by without replacing hot
+ * entries, and without the garbage of entries that would be evicted before anyone asked again.
  */
 import { LRUCache } from 'lru-cache';
 import type { Profile } from '../profiles/profile.js';
+import { type Admission, CacheAdmission } from './cache-admission.js';
 
 /** Stands for "no profile has this name" (the cache cannot hold null). */
 const NOT_FOUND = Symbol('not found');
@@ -36,6 +41,8 @@ export class ProfileCache {
     readonly maxEntries: number,
     /** Whether the change feed vouches for having heard every change right now. */
     private readonly isLive: () => boolean,
+    /** Which loaded names are kept; by default those looked up before, within the last `maxEntries` names. */
+    private readonly admission: Admission = new CacheAdmission(maxEntries),
   ) {
     this.entries = maxEntries > 0 ? new LRUCache<string, Entry>({ max: maxEntries }) : undefined;
   }
@@ -57,9 +64,13 @@ export class ProfileCache {
     return this.epoch;
   }
 
-  /** Keeps what a load found, unless something was evicted since the load began. */
+  /**
+   * Keeps what a load found, unless something was evicted since the load began or the name was
+   * not looked up before (the admission's window).
+   */
   fill(name: string, profile: Profile | null, ticket: number): void {
     if (this.entries === undefined || ticket !== this.epoch || !this.isLive()) return;
+    if (!this.admission.admits(name)) return;
     this.entries.set(name, profile ?? NOT_FOUND);
   }
 
