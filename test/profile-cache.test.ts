@@ -122,6 +122,22 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('CacheAdmission: names are kept from their s
     for (const name of similar) expect(admission.admits(name)).toBe(true);
   });
 
+  it("gives a cached profile's document bytes of its own, not a slice of Node's shared buffer pool", () => {
+    const cache = new ProfileCache(10, () => true, ADMIT_EVERY_NAME);
+    const builtBefore = profileNamed('before@acme');
+    const pooled = builtBefore.document;
+    // A small Buffer.from is a slice of the pool's slab: the premise of the rule.
+    expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.length);
+    cache.fill('before@acme', builtBefore, cache.ticket());
+    cache.fill('after@acme', profileNamed('after@acme'), cache.ticket());
+    for (const name of ['before@acme', 'after@acme']) {
+      const document = cache.get(name)?.document;
+      expect(document?.buffer.byteLength).toBe(document?.length);
+      expect(JSON.parse(String(document))).toMatchObject({ name });
+    }
+    expect(cache.get('before@acme')?.document.equals(pooled)).toBe(true);
+  });
+
   it('keeps hot profiles through a scan of names asked for once, where first-lookup filling loses them', () => {
     const withAdmission = new ProfileCache(1000, () => true);
     const withoutAdmission = new ProfileCache(1000, () => true, ADMIT_EVERY_NAME);

@@ -45,6 +45,7 @@ export class Profile {
   readonly recordsJson: string;
   #records: readonly ProfileRecord[] | undefined;
   #document: Buffer | undefined;
+  #keptLong = false;
 
   constructor(row: ProfileRow) {
     this.id = row.id;
@@ -76,8 +77,22 @@ export class Profile {
 
   /** The profile lookup's JSON document, as UTF-8 bytes. */
   get document(): Buffer {
-    this.#document ??= Buffer.from(this.documentText());
+    this.#document ??= this.#keptLong ? ownBytes(this.documentText()) : Buffer.from(this.documentText());
     return this.#document;
+  }
+
+  /**
+   * Says the profile will be kept for long (the profile cache): its document gets bytes of its own
+   * instead of a slice of Node's shared buffer pool. A small Buffer is a slice of a 64 KB slab
+   * (Node 24's `Buffer.poolSize`) that lives as long as any slice of it; a profile kept among
+   * others that were not (the cache keeps few of the profiles it sees) would keep a whole slab
+   * each, about 60 times its document (docs/decisions.md, "Profiles cached from their second
+   * lookup").
+   */
+  keepLong(): void {
+    if (this.#keptLong) return;
+    this.#keptLong = true;
+    if (this.#document !== undefined) this.#document = ownBytes(this.#document);
   }
 
   private documentText(): string {
@@ -88,6 +103,15 @@ export class Profile {
       `{"trait_type":"length","value":${this.length}}],"records":${this.recordsJson}}`
     );
   }
+}
+
+/** The UTF-8 bytes of `content` in an allocation of their own, outside Node's shared pool. */
+function ownBytes(content: string | Buffer): Buffer {
+  const length = typeof content === 'string' ? Buffer.byteLength(content) : content.length;
+  const bytes = Buffer.allocUnsafeSlow(length);
+  if (typeof content === 'string') bytes.write(content);
+  else content.copy(bytes);
+  return bytes;
 }
 
 type StoredRecords = Record<string, { type: string; value: RecordValue }>;
