@@ -7,7 +7,7 @@
  * (a crawler walking the directory, or the benchmark's random names) nearly every lookup then
  * costs a cache write and an eviction, and the evicted profiles, which had lived long enough to
  * move to V8's old generation, are garbage that only a full collection frees: with 10,000
- * entries and no repeats, REST lookups cost about a third more CPU than with the cache off
+ * entries and no repeats, REST and GraphQL lookups cost about a quarter more CPU than with the cache off
  * (docs/decisions.md, "Profiles cached from their second lookup"). Names seen twice are the
  * ones worth keeping.
  *
