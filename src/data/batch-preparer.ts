@@ -10,6 +10,7 @@
  */
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { ownedBuffer } from '../workers/owned-buffer.js';
 import { workerScript } from '../workers/worker-script.js';
 import { type PreparedBatch, prepareBatch } from './import-batch.js';
 import type { LineBatch } from './line-batches.js';
@@ -143,12 +144,4 @@ export class BatchPreparer {
     });
     return worker;
   }
-}
-
-/** A buffer whose memory can be transferred: not a slice of a shared pool. */
-function ownedBuffer(bytes: Buffer): Buffer {
-  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength) return bytes;
-  const copy = Buffer.allocUnsafeSlow(bytes.byteLength);
-  bytes.copy(copy);
-  return copy;
 }

@@ -11,6 +11,7 @@
  * ready answers.
  */
 import { codePointLength } from '../names/name-id.js';
+import { ownedBuffer } from '../workers/owned-buffer.js';
 import { hasArrayIndexKey, parseOrdered, type RecordValue } from './record-value.js';
 import { StoredRecord, splitStoredRecords } from './stored-records.js';
 
@@ -77,7 +78,10 @@ export class Profile {
 
   /** The profile lookup's JSON document, as UTF-8 bytes. */
   get document(): Buffer {
-    this.#document ??= this.#keptLong ? ownBytes(this.documentText()) : Buffer.from(this.documentText());
+    if (this.#document === undefined) {
+      const bytes = Buffer.from(this.documentText());
+      this.#document = this.#keptLong ? ownedBuffer(bytes) : bytes;
+    }
     return this.#document;
   }
 
@@ -92,7 +96,7 @@ export class Profile {
   keepLong(): void {
     if (this.#keptLong) return;
     this.#keptLong = true;
-    if (this.#document !== undefined) this.#document = ownBytes(this.#document);
+    if (this.#document !== undefined) this.#document = ownedBuffer(this.#document);
   }
 
   private documentText(): string {
@@ -103,15 +107,6 @@ export class Profile {
       `{"trait_type":"length","value":${this.length}}],"records":${this.recordsJson}}`
     );
   }
-}
-
-/** The UTF-8 bytes of `content` in an allocation of their own, outside Node's shared pool. */
-function ownBytes(content: string | Buffer): Buffer {
-  const length = typeof content === 'string' ? Buffer.byteLength(content) : content.length;
-  const bytes = Buffer.allocUnsafeSlow(length);
-  if (typeof content === 'string') bytes.write(content);
-  else content.copy(bytes);
-  return bytes;
 }
 
 type StoredRecords = Record<string, { type: string; value: RecordValue }>;
