@@ -19,17 +19,16 @@
  */
 import { spawnSync } from 'node:child_process';
 import autocannon from 'autocannon';
-import { type GeneratorOptions, generatedName } from '../src/data/generator.js';
+import type { GeneratorOptions } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
 import { treeCpuSeconds } from '../test/support/process-tree.js';
 import type { SpawnedProcess } from '../test/support/server-process.js';
 import { freePort } from '../test/support/throwaway-redis.js';
 import { startVarnish, type Varnish, varnishd } from '../test/support/varnish.js';
-import { seededRandom } from './support.js';
+import { seededRandom, shuffledNames, ZIPF_S, zipfSampler } from './support.js';
 
 const CHANGES = Number(process.env.BENCH_EDGE_CHANGES ?? 20);
-const ZIPF_S = 1;
 /** The share of a core the capacity figure plans to use (docs/scaling.md, "Capacity"). */
 const UTILISATION = 0.6;
 
@@ -51,38 +50,6 @@ export interface EdgeFigure {
 }
 
 type Starter = (env: Record<string, string>) => Promise<{ process: SpawnedProcess; url: string }>;
-
-/** Ranks 1..n drawn with probability ∝ 1/rank^s: the cumulative weights, searched by bisection. */
-function zipfSampler(n: number, s: number, random: () => number): () => number {
-  const cumulative = new Float64Array(n);
-  let total = 0;
-  for (let rank = 1; rank <= n; rank += 1) {
-    total += 1 / rank ** s;
-    cumulative[rank - 1] = total;
-  }
-  return () => {
-    const target = random() * total;
-    let low = 0;
-    let high = n - 1;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if ((cumulative[middle] ?? 0) < target) low = middle + 1;
-      else high = middle;
-    }
-    return low;
-  };
-}
-
-/** Every name of the dataset, in a seeded shuffled order (index 0 is the most popular). */
-function shuffledNames(dataset: GeneratorOptions): string[] {
-  const names = Array.from({ length: dataset.profiles }, (_, index) => generatedName(dataset, index));
-  const random = seededRandom(424242);
-  for (let index = names.length - 1; index > 0; index -= 1) {
-    const other = Math.floor(random() * (index + 1));
-    [names[index], names[other]] = [names[other] as string, names[index] as string];
-  }
-  return names;
-}
 
 function varnishCounters(workDir: string): { hits: number; misses: number } {
   const result = spawnSync('varnishstat', ['-n', workDir, '-1', '-f', 'MAIN.cache_hit', '-f', 'MAIN.cache_miss'], {

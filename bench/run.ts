@@ -69,6 +69,8 @@ import {
   serviceCommand,
   splitLines,
   startService,
+  ZIPF_S,
+  zipfNames,
 } from './support.js';
 
 const PROFILES = Number(process.env.BENCH_PROFILES ?? 100_000);
@@ -143,10 +145,18 @@ interface Scenario {
   connections?: number;
 }
 
-function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths, apiKey: string): Scenario[] {
+function scenarios(
+  names: string[],
+  popular: string[],
+  hotName: string,
+  discovery: DiscoveryPaths,
+  apiKey: string,
+): Scenario[] {
   const paths = names.map((name) => `/api/${encodeURIComponent(name)}`);
   const query = `query P($n: String!) { profile(name: $n) { ${GRAPHQL_SELECTION} } }`;
   const withVariables = names.map((name) => JSON.stringify({ query, variables: { n: name } }));
+  const popularPaths = popular.map((name) => `/api/${encodeURIComponent(name)}`);
+  const popularWithVariables = popular.map((name) => JSON.stringify({ query, variables: { n: name } }));
   const inline = names.map((name) =>
     JSON.stringify({ query: `{ profile(name: ${JSON.stringify(name)}) { ${GRAPHQL_SELECTION} } }` }),
   );
@@ -217,6 +227,18 @@ function scenarios(names: string[], hotName: string, discovery: DiscoveryPaths, 
       label: 'service GraphQL profile, name in variables',
       server: 'service',
       next: post(withVariables),
+    },
+    {
+      key: 'restZipf',
+      label: `service GET /api/{name_id}, Zipf names (s = ${ZIPF_S}: a few popular, most rare)`,
+      server: 'service',
+      next: get(popularPaths),
+    },
+    {
+      key: 'graphqlZipf',
+      label: `service GraphQL profile, name in variables, Zipf names (s = ${ZIPF_S})`,
+      server: 'service',
+      next: post(popularWithVariables),
     },
     {
       key: 'graphqlTypename',
@@ -388,6 +410,7 @@ async function main(): Promise<void> {
   const url = await ensureDatabase();
   await loadDataset(url, DATASET);
   const names = randomNames(DATASET, 50_000, 12345);
+  const popular = zipfNames(DATASET, 100_000, 777);
   const hotName = names[0] as string;
   const serviceEnv = {
     DATABASE_URL: url,
@@ -449,7 +472,7 @@ async function main(): Promise<void> {
     // Idle: ready, a moment for start-up garbage to be collected, no request served yet.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const idleRssMb = currentRssMb(service.process.pid);
-    const list = scenarios(names, hotName, await discoveryPaths(url, service.url, names), apiKey).filter(
+    const list = scenarios(names, popular, hotName, await discoveryPaths(url, service.url, names), apiKey).filter(
       (scenario) => ONLY === undefined || ONLY.includes(scenario.key),
     );
     console.log('warm-up');
@@ -643,6 +666,11 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
       'bare',
     ),
     ...cpuReported('CPU per request: GraphQL with variables / bare POST', 'graphqlVariables', 'barePost'),
+    ...cpuReported(
+      'CPU per request: GraphQL with variables / REST, Zipf names (mostly the profile cache)',
+      'graphqlZipf',
+      'restZipf',
+    ),
     ...atLeast('GraphQL hot document and name / static', 'graphqlHot', 'static', 0.6),
     ...atLeast('REST hot name / static', 'restHot', 'static', 0.7),
     ...atLeast('hot batch of 20 compressed (br) / identity', 'batchHotBr', 'batchHot', 0.9),

@@ -80,6 +80,51 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** Ranks 1..n drawn with probability ∝ 1/rank^s: the cumulative weights, searched by bisection. */
+export function zipfSampler(n: number, s: number, random: () => number): () => number {
+  const cumulative = new Float64Array(n);
+  let total = 0;
+  for (let rank = 1; rank <= n; rank += 1) {
+    total += 1 / rank ** s;
+    cumulative[rank - 1] = total;
+  }
+  return () => {
+    const target = random() * total;
+    let low = 0;
+    let high = n - 1;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((cumulative[middle] ?? 0) < target) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+}
+
+/** Every name of the dataset, in a seeded shuffled order (index 0 is the most popular). */
+export function shuffledNames(dataset: GeneratorOptions): string[] {
+  const names = Array.from({ length: dataset.profiles }, (_, index) => generatedName(dataset, index));
+  const random = seededRandom(424242);
+  for (let index = names.length - 1; index > 0; index -= 1) {
+    const other = Math.floor(random() * (index + 1));
+    [names[index], names[other]] = [names[other] as string, names[index] as string];
+  }
+  return names;
+}
+
+/** The popularity skew of the benchmark's Zipf scenarios (s = 1: the k-th name is asked for 1/k as often as the first). */
+export const ZIPF_S = 1;
+
+/**
+ * `count` names of the dataset drawn from a Zipf distribution (ZIPF_S) over every name in a
+ * seeded shuffled order: traffic where a few names are popular and most are rare.
+ */
+export function zipfNames(dataset: GeneratorOptions, count: number, seed: number): string[] {
+  const names = shuffledNames(dataset);
+  const draw = zipfSampler(names.length, ZIPF_S, seededRandom(seed));
+  return Array.from({ length: count }, () => names[draw()] as string);
+}
+
 /** Deterministic random existing names of the dataset. */
 export function randomNames(dataset: GeneratorOptions, count: number, seed: number): string[] {
   const next = seededRandom(seed);
