@@ -26,7 +26,7 @@ import { treeCpuSeconds } from '../test/support/process-tree.js';
 import type { SpawnedProcess } from '../test/support/server-process.js';
 import { freePort } from '../test/support/throwaway-redis.js';
 import { startVarnish, type Varnish, varnishd } from '../test/support/varnish.js';
-import { seededRandom, shuffledNames, ZIPF_S, zipfSampler } from './support.js';
+import { ZIPF_S, zipfDrawn } from './support.js';
 
 const CHANGES = Number(process.env.BENCH_EDGE_CHANGES ?? 20);
 /** The share of a core the capacity figure plans to use (docs/scaling.md, "Capacity"). */
@@ -102,9 +102,8 @@ export async function measureEdge(options: {
   let varnish: Varnish | undefined;
   try {
     varnish = await startVarnish(Number(new URL(service.url).port), varnishPort);
-    const names = shuffledNames(options.dataset);
-    const draw = zipfSampler(names.length, ZIPF_S, seededRandom(777));
-    const nextPath = () => `/api/${encodeURIComponent(names[draw()] as string)}`;
+    const { names, next } = zipfDrawn(options.dataset, 777);
+    const nextPath = () => `/api/${encodeURIComponent(next())}`;
 
     console.log('edge: warm-up through Varnish');
     await load(varnish.url, nextPath, options.seconds * 2, options.connections);

@@ -81,7 +81,7 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** Ranks 1..n drawn with probability ∝ 1/rank^s: the cumulative weights, searched by bisection. */
-export function zipfSampler(n: number, s: number, random: () => number): () => number {
+function zipfSampler(n: number, s: number, random: () => number): () => number {
   const cumulative = new Float64Array(n);
   let total = 0;
   for (let rank = 1; rank <= n; rank += 1) {
@@ -102,7 +102,7 @@ export function zipfSampler(n: number, s: number, random: () => number): () => n
 }
 
 /** Every name of the dataset, in a seeded shuffled order (index 0 is the most popular). */
-export function shuffledNames(dataset: GeneratorOptions): string[] {
+function shuffledNames(dataset: GeneratorOptions): string[] {
   const names = Array.from({ length: dataset.profiles }, (_, index) => generatedName(dataset, index));
   const random = seededRandom(424242);
   for (let index = names.length - 1; index > 0; index -= 1) {
@@ -115,14 +115,27 @@ export function shuffledNames(dataset: GeneratorOptions): string[] {
 /** The popularity skew of the benchmark's Zipf scenarios (s = 1: the k-th name is asked for 1/k as often as the first). */
 export const ZIPF_S = 1;
 
+/** Names drawn from a Zipf distribution: every name of the dataset, the most popular first, and the next draw. */
+export interface ZipfNames {
+  names: string[];
+  next(): string;
+}
+
 /**
- * `count` names of the dataset drawn from a Zipf distribution (ZIPF_S) over every name in a
- * seeded shuffled order: traffic where a few names are popular and most are rare.
+ * A Zipf distribution (ZIPF_S) over every name of the dataset in a seeded shuffled order (so
+ * popularity has nothing to do with the name's order): traffic where a few names are popular and
+ * most are rare. The same seed draws the same names.
  */
-export function zipfNames(dataset: GeneratorOptions, count: number, seed: number): string[] {
+export function zipfDrawn(dataset: GeneratorOptions, seed: number): ZipfNames {
   const names = shuffledNames(dataset);
   const draw = zipfSampler(names.length, ZIPF_S, seededRandom(seed));
-  return Array.from({ length: count }, () => names[draw()] as string);
+  return { names, next: () => names[draw()] as string };
+}
+
+/** `count` names drawn as zipfDrawn draws them. */
+export function zipfNames(dataset: GeneratorOptions, count: number, seed: number): string[] {
+  const { next } = zipfDrawn(dataset, seed);
+  return Array.from({ length: count }, next);
 }
 
 /** Deterministic random existing names of the dataset. */
