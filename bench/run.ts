@@ -155,6 +155,8 @@ function scenarios(
   const paths = names.map((name) => `/api/${encodeURIComponent(name)}`);
   const query = `query P($n: String!) { profile(name: $n) { ${GRAPHQL_SELECTION} } }`;
   const withVariables = names.map((name) => JSON.stringify({ query, variables: { n: name } }));
+  const nameOnlyQuery = 'query P($n: String!) { profile(name: $n) { name } }';
+  const nameOnly = names.map((name) => JSON.stringify({ query: nameOnlyQuery, variables: { n: name } }));
   const popularPaths = popular.map((name) => `/api/${encodeURIComponent(name)}`);
   const popularWithVariables = popular.map((name) => JSON.stringify({ query, variables: { n: name } }));
   const inline = names.map((name) =>
@@ -227,6 +229,12 @@ function scenarios(
       label: 'service GraphQL profile, name in variables',
       server: 'service',
       next: post(withVariables),
+    },
+    {
+      key: 'graphqlNameOnly',
+      label: 'service GraphQL profile, name in variables, `{ name }` selected (the lookup without the records)',
+      server: 'service',
+      next: post(nameOnly),
     },
     {
       key: 'restZipf',
@@ -666,6 +674,16 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
       'bare',
     ),
     ...cpuReported('CPU per request: GraphQL with variables / bare POST', 'graphqlVariables', 'barePost'),
+    ...cpuReported(
+      'CPU per request: GraphQL `{ name }` / REST random names (the engine and a lookup, no records)',
+      'graphqlNameOnly',
+      'restRandom',
+    ),
+    ...cpuReported(
+      'CPU per request: GraphQL with variables / GraphQL `{ name }` (what the selection adds)',
+      'graphqlVariables',
+      'graphqlNameOnly',
+    ),
     ...cpuReported(
       'CPU per request: GraphQL with variables / REST, Zipf names (mostly the profile cache)',
       'graphqlZipf',
