@@ -154,11 +154,13 @@ function scenarios(
 ): Scenario[] {
   const paths = names.map((name) => `/api/${encodeURIComponent(name)}`);
   const query = `query P($n: String!) { profile(name: $n) { ${GRAPHQL_SELECTION} } }`;
-  const withVariables = names.map((name) => JSON.stringify({ query, variables: { n: name } }));
-  const nameOnlyQuery = 'query P($n: String!) { profile(name: $n) { name } }';
-  const nameOnly = names.map((name) => JSON.stringify({ query: nameOnlyQuery, variables: { n: name } }));
+  /** POST bodies of `document` asking for each of `list` by the variable `n`. */
+  const bodiesOf = (document: string, list: string[]) =>
+    list.map((name) => JSON.stringify({ query: document, variables: { n: name } }));
+  const withVariables = bodiesOf(query, names);
+  const nameOnly = bodiesOf('query P($n: String!) { profile(name: $n) { name } }', names);
   const popularPaths = popular.map((name) => `/api/${encodeURIComponent(name)}`);
-  const popularWithVariables = popular.map((name) => JSON.stringify({ query, variables: { n: name } }));
+  const popularWithVariables = bodiesOf(query, popular);
   const inline = names.map((name) =>
     JSON.stringify({ query: `{ profile(name: ${JSON.stringify(name)}) { ${GRAPHQL_SELECTION} } }` }),
   );
