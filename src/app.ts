@@ -81,7 +81,7 @@ export interface AppOptions {
    * GraphQL server settings other than the configuration's (tests: document caches, compiled
    * execution, and plugins that run after the service's own, before tracing).
    */
-  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'plugins'>;
+  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'keptAnswers' | 'plugins'>;
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {

@@ -28,6 +28,7 @@ import { maskError } from './execution/error-masking.js';
 import { executeHooks } from './execution/execute-hooks.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './execution/graphql-armor.js';
 import { PreparedOperations } from './execution/prepared-operations.js';
+import { profileAnswers } from './execution/profile-answers.js';
 import { uncompiledWhenRefused } from './execution/refused-variables.js';
 import { validationByShape } from './execution/validation-by-shape.js';
 import { yogaLogger } from './execution/yoga-logger.js';
@@ -76,6 +77,8 @@ export interface GraphQLServerDeps {
   documents?: DocumentCaches<ShapePlan>;
   /** Compiled execution (graphql-jit), on unless false: tests compare answers without it. */
   compiledExecution?: boolean;
+  /** Ready answers of cached profiles (./execution/profile-answers.ts), on unless false: tests compare answers without them. */
+  keptAnswers?: boolean;
   /** Caching headers and tags of cacheable GET answers; without it, the profile Cache-Control without purging. */
   edge?: EdgeCaching;
 }
@@ -160,6 +163,7 @@ export function createGraphQLServer({
   plugins = [],
   documents = createDocumentCaches<ShapePlan>(),
   compiledExecution: compiled = true,
+  keptAnswers = true,
   edge = new EdgeCaching(
     { purging: false, maxAgeSeconds: config.cacheMaxAgeSeconds, sharedMaxAgeSeconds: config.cacheMaxAgeSeconds },
     () => false,
@@ -202,6 +206,8 @@ export function createGraphQLServer({
       documents.plugin,
       validationByShape(schema),
       ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape)] : []),
+      // After the plugins that choose the execute function: it wraps the one they chose.
+      ...(keptAnswers ? [profileAnswers(schema)] : []),
       ...plugins,
       resultProcess.plugin,
       execution.plugin,

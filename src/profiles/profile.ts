@@ -34,6 +34,9 @@ export interface ProfileRow {
   recordsJson: string;
 }
 
+/** GraphQL answers a profile keeps: a client's one or two selections of it. */
+const MAX_ANSWERS = 2;
+
 export class Profile {
   readonly id: number;
   readonly name: string;
@@ -47,6 +50,8 @@ export class Profile {
   #records: readonly ProfileRecord[] | undefined;
   #document: Buffer | undefined;
   #keptLong = false;
+  /** GraphQL answers by selection, most recent first (src/graphql/execution/profile-answers.ts). */
+  #answers: Array<{ selection: string; text: string }> | undefined;
 
   constructor(row: ProfileRow) {
     this.id = row.id;
@@ -97,6 +102,31 @@ export class Profile {
     if (this.#keptLong) return;
     this.#keptLong = true;
     if (this.#document !== undefined) this.#document = ownedBuffer(this.#document);
+  }
+
+  /** Whether the profile cache keeps this profile (`keepLong`). */
+  get keptLong(): boolean {
+    return this.#keptLong;
+  }
+
+  /** The GraphQL answer kept for `selection`, if any. */
+  answerFor(selection: string): string | undefined {
+    const answers = this.#answers;
+    if (answers === undefined) return undefined;
+    for (const answer of answers) if (answer.selection === selection) return answer.text;
+    return undefined;
+  }
+
+  /**
+   * Keeps the GraphQL answer `text` to `selection`, for a profile kept long only; at most
+   * MAX_ANSWERS, the least recent dropped. The split records are let go with it: the answers
+   * that read them are kept, and whatever else reads them splits them again.
+   */
+  keepAnswer(selection: string, text: string): void {
+    if (!this.#keptLong) return;
+    const others = (this.#answers ?? []).filter((answer) => answer.selection !== selection);
+    this.#answers = [{ selection, text }, ...others.slice(0, MAX_ANSWERS - 1)];
+    this.#records = undefined;
   }
 
   private documentText(): string {

@@ -40,7 +40,7 @@ export interface TestServerOptions {
   /** Overrides TEST_GRAPHQL_HTTP_PATH (the differential test starts one server of each). */
   graphqlHttpPath?: GraphQLHttpPath;
   /** GraphQL server settings (its document caches, compiled execution, plugins of the test's own). */
-  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'plugins'>;
+  graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'keptAnswers' | 'plugins'>;
 }
 
 /**

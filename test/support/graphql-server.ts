@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../../src/logging/logger.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './app-server.js';
 
 /** GraphQL server settings a test may choose (its document caches, compiled execution). */
-export type GraphQLOptions = Pick<GraphQLServerDeps, 'documents' | 'compiledExecution'>;
+export type GraphQLOptions = Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'keptAnswers'>;
 
 export interface GraphQLTestService extends TestServer {
   /** The service's `/graphql` URL. */

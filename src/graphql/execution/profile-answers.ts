@@ -1,0 +1,272 @@
+/**
+ * Ready GraphQL answers for cached profiles. A REST lookup of a cached profile writes bytes the
+ * profile keeps; a GraphQL lookup executed its selection over the profile's records and
+ * serialised the result on every request (bench/README.md, "Issue 25, twelfth round"). For the
+ * common query, `profile(name: $variable) { … }` alone with a selection that only reads the
+ * profile, the answer under `profile` is a function of the profile and the selection: it is
+ * serialised once and kept with the cached profile (`Profile.answerFor`), and later requests
+ * for the same selection write that text.
+ *
+ * Each request still makes the service call the resolver makes (name check, rate limit, profile
+ * cache or database, edge tags): this plugin makes it before execution. When the profile has an
+ * answer for the selection, the result is that answer; otherwise the operation executes as it
+ * would have, its resolver handed the call's outcome instead of calling again
+ * (../schema/profile-lookup.ts), so errors, nulls and masking are the engine's own. Answers are
+ * kept only for profiles the profile cache keeps, and only from results without errors; a changed
+ * profile is a new object (the cache evicts the old one), so a kept answer is never stale.
+ *
+ * A selection qualifies when every field in it is one of PROFILE_FIELDS (fields computed from
+ * the profile alone) and has no arguments and no directives; the root field has no directive and
+ * its one argument is the operation's one variable, a String without a default. Such a document
+ * has no string literal, so it never runs as another document's stand-in (./compiled-by-shape.ts).
+ */
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLSchema,
+  getNamedType,
+  getOperationAST,
+  isCompositeType,
+  Kind,
+  type OperationDefinitionNode,
+  print,
+  type SelectionSetNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { Profile } from '../../profiles/profile.js';
+import { CRYPTO_KEYS, SOCIAL_KEYS } from '../../profiles/record-types.js';
+import type { GraphQLContext } from '../schema/context.js';
+import { offerLookup, withdrawLookup } from '../schema/profile-lookup.js';
+import type { PromiseOrValue } from './refused-variables.js';
+
+/**
+ * The fields whose answers are computed from the profile object alone (no context but the
+ * process's configuration, no database). test/profile-answers.test.ts fails when a field becomes
+ * reachable from Profile that is not listed here: decide, then list it or leave it out.
+ */
+export const PROFILE_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  Profile: [
+    'id',
+    'name',
+    'description',
+    'image',
+    'localPart',
+    'namespace',
+    'level',
+    'length',
+    'version',
+    'avatarUrl',
+    'attributes',
+    'records',
+    'record',
+    'wallets',
+    'wallet',
+  ],
+  Attribute: ['traitType', 'value'],
+  AttributeValue: [],
+  StringAttributeValue: ['value'],
+  IntAttributeValue: ['value'],
+  ProfileRecord: ['key', 'type', 'raw'],
+  RecordEntry: ['key', 'value'],
+  TextRecord: ['key', 'type', 'raw', 'value'],
+  PhoneRecord: ['key', 'type', 'raw', 'value', 'numbers'],
+  SocialRecord: ['key', 'type', 'raw', 'entries', ...SOCIAL_KEYS],
+  CryptoRecord: ['key', 'type', 'raw', 'entries', ...CRYPTO_KEYS],
+  MapRecord: ['key', 'type', 'raw', 'entries', 'entry'],
+  GenericRecord: ['key', 'type', 'raw'],
+  Wallet: ['symbol', 'address', 'chain', 'accountId'],
+};
+
+/** How a qualifying operation is answered from a kept answer. */
+export interface AnswerPlan {
+  /** The key of `profile` in the result (its alias, or `profile`). */
+  responseKey: string;
+  /** The variable that holds the name. */
+  variable: string;
+  /** The selection under `profile`, printed with the fragments it uses: equal keys, equal answers. */
+  key: string;
+}
+
+/** The plan of `operationName` in `document`, or undefined when its answers are not kept. */
+export function answerPlanOf(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+): AnswerPlan | undefined {
+  const operation = getOperationAST(document, operationName);
+  if (operation == null || operation.operation !== 'query' || (operation.directives?.length ?? 0) > 0) return undefined;
+  const variable = nameVariableOf(operation);
+  const [root, ...others] = operation.selectionSet.selections;
+  if (variable === undefined || root === undefined || others.length > 0 || root.kind !== Kind.FIELD) return undefined;
+  if (root.name.value !== 'profile' || (root.directives?.length ?? 0) > 0 || root.selectionSet === undefined) {
+    return undefined;
+  }
+  const [argument, ...more] = root.arguments ?? [];
+  if (argument?.name.value !== 'name' || more.length > 0) return undefined;
+  if (argument.value.kind !== Kind.VARIABLE || argument.value.name.value !== variable) return undefined;
+  const profileType = schema.getType('Profile');
+  if (!isCompositeType(profileType)) return undefined;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const used = new Set<string>();
+  if (!readsProfileOnly(schema, root.selectionSet, profileType, fragments, used)) return undefined;
+  const key = [
+    print(root.selectionSet),
+    ...[...used].sort().map((name) => print(fragments.get(name) as FragmentDefinitionNode)),
+  ].join('\n');
+  return { responseKey: root.alias?.value ?? root.name.value, variable, key };
+}
+
+/** The operation's one variable, when it is a String (nullable or not) without a default. */
+function nameVariableOf(operation: OperationDefinitionNode): string | undefined {
+  const [definition, ...others] = operation.variableDefinitions ?? [];
+  if (definition === undefined || others.length > 0 || definition.defaultValue !== undefined) return undefined;
+  if ((definition.directives?.length ?? 0) > 0) return undefined;
+  const type = definition.type.kind === Kind.NON_NULL_TYPE ? definition.type.type : definition.type;
+  if (type.kind !== Kind.NAMED_TYPE || type.name.value !== 'String') return undefined;
+  return definition.variable.name.value;
+}
+
+/** Whether every field of `selectionSet` (on `parent`) is a profile field without arguments or directives. */
+function readsProfileOnly(
+  schema: GraphQLSchema,
+  selectionSet: SelectionSetNode,
+  parent: GraphQLCompositeType,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  used: Set<string>,
+): boolean {
+  for (const selection of selectionSet.selections) {
+    if ((selection.directives?.length ?? 0) > 0) return false;
+    if (selection.kind === Kind.FIELD) {
+      if (!fieldReadsProfileOnly(schema, selection, parent, fragments, used)) return false;
+      continue;
+    }
+    const fragment = selection.kind === Kind.FRAGMENT_SPREAD ? fragments.get(selection.name.value) : selection;
+    if (fragment === undefined || (fragment.directives?.length ?? 0) > 0) return false;
+    if (selection.kind === Kind.FRAGMENT_SPREAD) {
+      // A fragment spread twice is read once; one that spreads itself is invalid and never executes.
+      if (used.has(selection.name.value)) continue;
+      used.add(selection.name.value);
+    }
+    const condition = fragment.typeCondition === undefined ? parent : schema.getType(fragment.typeCondition.name.value);
+    if (!isCompositeType(condition)) return false;
+    if (!readsProfileOnly(schema, fragment.selectionSet, condition, fragments, used)) return false;
+  }
+  return true;
+}
+
+function fieldReadsProfileOnly(
+  schema: GraphQLSchema,
+  field: FieldNode,
+  parent: GraphQLCompositeType,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  used: Set<string>,
+): boolean {
+  if (field.name.value === '__typename') return true;
+  if ((field.arguments?.length ?? 0) > 0 || !(PROFILE_FIELDS[parent.name]?.includes(field.name.value) ?? false)) {
+    return false;
+  }
+  if (field.selectionSet === undefined) return true;
+  const definition = 'getFields' in parent ? parent.getFields()[field.name.value] : undefined;
+  const type = definition === undefined ? undefined : getNamedType(definition.type);
+  return isCompositeType(type) && readsProfileOnly(schema, field.selectionSet, type, fragments, used);
+}
+
+/**
+ * A kept answer in a result. Serialised by the result's `stringify` as its text; anything else
+ * that serialises the result (a GET's ETag, a WebSocket message) gets the parsed value.
+ */
+class KeptAnswer {
+  constructor(readonly text: string) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+/** A result with its own serialiser, which Yoga's result processor uses (Yoga's `ExecutionResultWithSerializer`). */
+type WrittenResult = ExecutionResult & { stringify(result: ExecutionResult): string };
+
+/** The result of a kept answer: what the operation's execution would give, written as text. */
+function keptAnswerResult(responseKey: string, text: string): WrittenResult {
+  const answer = new KeptAnswer(text);
+  const data = { [responseKey]: answer };
+  const written = `{"data":{${JSON.stringify(responseKey)}:${text}}}`;
+  return {
+    data,
+    // Yoga's result processor writes a result with its `stringify`. Should a plugin have changed
+    // the result, it is written as any other.
+    stringify: (result) =>
+      result.data === data &&
+      data[responseKey] === answer &&
+      result.errors === undefined &&
+      result.extensions === undefined
+        ? written
+        : JSON.stringify(result),
+  };
+}
+
+type ExecuteFunction = (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>;
+
+/** The plugin; it goes after the plugins that choose the execute function (compiled execution). */
+export function profileAnswers(schema: GraphQLSchema): Plugin {
+  const plans = new WeakMap<DocumentNode, Map<string, AnswerPlan | null>>();
+  const planFor = (document: DocumentNode, operationName: string | null | undefined) => {
+    let byOperation = plans.get(document);
+    if (byOperation === undefined) {
+      byOperation = new Map();
+      plans.set(document, byOperation);
+    }
+    const name = operationName ?? '';
+    let plan = byOperation.get(name);
+    if (plan === undefined) {
+      plan = answerPlanOf(schema, document, operationName) ?? null;
+      byOperation.set(name, plan);
+    }
+    return plan;
+  };
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const plan = planFor(args.document, args.operationName);
+      const name = plan === null ? undefined : args.variableValues?.[plan.variable];
+      if (plan === null || typeof name !== 'string') return;
+      setExecuteFn((executionArgs) => answered(plan, name, executionArgs, executeFn as ExecuteFunction));
+    },
+  };
+}
+
+async function answered(
+  plan: AnswerPlan,
+  name: string,
+  args: ExecutionArgs,
+  execute: ExecuteFunction,
+): Promise<ExecutionResult> {
+  const context = args.contextValue as GraphQLContext;
+  const outcome = context.profiles.lookupProfile(context.serviceRequest, name);
+  let profile: Profile | null = null;
+  try {
+    profile = (await outcome).value;
+  } catch {
+    // The resolver raises it again, and the engine answers it as it answers every error.
+  }
+  const kept = profile?.answerFor(plan.key);
+  if (kept !== undefined) return keptAnswerResult(plan.responseKey, kept);
+  offerLookup(context, name, outcome);
+  let result: ExecutionResult;
+  try {
+    result = await execute(args);
+  } finally {
+    withdrawLookup(context);
+  }
+  const answer = result.data?.[plan.responseKey];
+  if (profile?.keptLong === true && (result.errors?.length ?? 0) === 0 && answer != null) {
+    profile.keepAnswer(plan.key, JSON.stringify(answer));
+  }
+  return result;
+}
