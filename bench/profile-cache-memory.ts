@@ -4,7 +4,8 @@
  * Reads N random profiles of the benchmark's database (`BENCH_DATABASE_URL`, default the
  * `nps_bench` database `npm run bench` loads) with the service's own statement, makes them into
  * `Profile`s as the loaders do, then builds what a cached profile comes to hold one part at a
- * time — the REST document, the records split for GraphQL, every record's value read — and
+ * time — the REST document, the records split for GraphQL, every record's value read, a kept
+ * GraphQL answer of the benchmark's selection (which lets the split records go) — and
  * reports the heap (and buffers) each part added per profile, measured after full collections.
  * The profile cache's size (PROFILE_CACHE_SIZE) times the total is what a full cache holds
  * (bench/README.md, "Issue 25, sixth round"; docs/decisions.md, "The profile cache's default size").
@@ -24,6 +25,9 @@ npm run bench:cache-memory -- [--profiles <n>]   what a cached profile holds in 
 `;
 const { values } = benchCommandLine({ options: { profiles: { type: 'string', default: '10000' } } }, USAGE);
 const count = wholeNumberOption('--profiles', values.profiles, 1, USAGE);
+
+/** The benchmark's GraphQL selection, the key its answers are kept under here. */
+const SELECTION = 'name description image level records { key type raw }';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc (npm run bench:cache-memory does)');
@@ -88,8 +92,12 @@ let rowStrings = 0;
 for (const row of rows) {
   for (const value of Object.values(row)) if (typeof value === 'string') rowStrings += value.length + 16;
 }
-step("`Profile` objects (their strings are the row's, above)", () => {
-  for (const row of rows) cached.push(new Profile(row));
+step("`Profile` objects, kept long as the cache keeps them (their strings are the row's, above)", () => {
+  for (const row of rows) {
+    const profile = new Profile(row);
+    profile.keepLong();
+    cached.push(profile);
+  }
 });
 step('REST document (`document`)', () => {
   for (const profile of cached) void profile.document;
@@ -102,6 +110,16 @@ step('records split for GraphQL (`records`)', () => {
 step('every record value read (`raw`)', () => {
   for (const profile of cached) {
     for (const record of profile.records) if (typeof record.raw === 'string') strings += 1;
+  }
+});
+
+// The answer \`profile(name:) { name description image level records { key type raw } }\`
+// executes to (src/graphql/execution/profile-answers.ts keeps it so for a cached profile).
+step("a kept GraphQL answer of the benchmark's selection, the split records let go (`keepAnswer`)", () => {
+  for (const profile of cached) {
+    const { name, description, image, level } = profile;
+    const records = profile.records.map(({ key, type, raw }) => ({ key, type, raw }));
+    profile.keepAnswer(SELECTION, JSON.stringify({ name, description, image, level, records }));
   }
 });
 
