@@ -54,6 +54,7 @@ const GRAPHQL_SUITES = [
   'test/rate-limits-http.test.ts',
   'test/discovery.test.ts',
   'test/profile-cache.test.ts',
+  'test/profile-answers.test.ts',
   'test/record-order.test.ts',
   'test/readme-examples.test.ts',
   'test/avatar.test.ts',

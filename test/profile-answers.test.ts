@@ -16,6 +16,7 @@ import { profiles } from '../src/db/schema.js';
 import { answerPlanOf, PROFILE_FIELDS } from '../src/graphql/execution/profile-answers.js';
 import { schema } from '../src/graphql/schema/schema.js';
 import { contentHash } from '../src/profiles/content-hash.js';
+import { Profile } from '../src/profiles/profile.js';
 import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { bulkName, FIXTURE_PROFILES, insertGraphQLFixtures } from './support/graphql-fixtures.js';
@@ -52,11 +53,16 @@ interface Answer {
   etag: string | null;
 }
 
-async function post(server: TestServer, query: string, variables: Record<string, unknown>): Promise<Answer> {
+async function post(
+  server: TestServer,
+  query: string,
+  variables: Record<string, unknown>,
+  operationName?: string,
+): Promise<Answer> {
   const response = await fetch(`${server.url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ query, variables, operationName }),
   });
   return { status: response.status, text: await response.text(), etag: response.headers.get('etag') };
 }
@@ -123,6 +129,26 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
           expect(keptAnswer(keeping, query, name), `${name}: ${query}`).toBeDefined();
         }
       }
+    }
+  });
+
+  it('answers as execution does where the operation, name or variables do not fit the kept answer', async () => {
+    const query = QUERIES[0] as string;
+    for (let i = 0; i < LOOKUPS; i += 1) await post(keeping, query, { n: 'demo@me' });
+    expect(keptAnswer(keeping, query, 'demo@me')).toBeDefined();
+    const asks: Array<[Record<string, unknown>, string | undefined]> = [
+      [{ n: 'demo@me' }, ''],
+      [{ n: 'demo@me' }, 'Other'],
+      [{ n: 'demo@me' }, 'P'],
+      [{ n: 'DEMO@me' }, undefined],
+      [{ n: 7 }, undefined],
+      [{ n: null }, undefined],
+      [{}, undefined],
+    ];
+    for (const [variables, operationName] of asks) {
+      const expected = await post(executing, query, variables, operationName);
+      const answer = await post(keeping, query, variables, operationName);
+      expect({ variables, operationName, answer }).toEqual({ variables, operationName, answer: expected });
     }
   });
 
@@ -229,6 +255,43 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('ready answers and the rate limit', () => {
     });
     const refused = JSON.parse(answers[40]?.text ?? '{}') as { errors?: Array<{ extensions?: { code?: string } }> };
     expect(refused.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+  });
+});
+
+describe.skipIf(GRAPHQL_PATH_RERUN)("a profile's kept answers", () => {
+  const profile = () =>
+    new Profile({
+      id: 1,
+      name: 'demo@me',
+      localPart: 'demo',
+      namespace: 'me',
+      description: '',
+      image: '',
+      level: 1,
+      contentHash: 'hash',
+      recordsJson: '{"1":{"type":"name","value":"Demo"}}',
+    });
+
+  it('keeps none for a profile the cache does not keep', () => {
+    const loaded = profile();
+    loaded.keepAnswer('name', '{"name":"demo@me"}');
+    expect(loaded.answerFor('name')).toBeUndefined();
+  });
+
+  it('keeps the three most recent selections, and the records unless an answer was displaced', () => {
+    const cached = profile();
+    cached.keepLong();
+    const records = cached.records;
+    cached.keepAnswer('a', 'A');
+    expect(cached.records).not.toBe(records);
+    cached.keepAnswer('b', 'B');
+    cached.keepAnswer('c', 'C');
+    cached.keepAnswer('a', 'A2');
+    expect(['a', 'b', 'c'].map((selection) => cached.answerFor(selection))).toEqual(['A2', 'B', 'C']);
+    const split = cached.records;
+    cached.keepAnswer('d', 'D');
+    expect(['a', 'b', 'c', 'd'].map((selection) => cached.answerFor(selection))).toEqual(['A2', undefined, 'C', 'D']);
+    expect(cached.records).toBe(split);
   });
 });
 

@@ -34,8 +34,8 @@ export interface ProfileRow {
   recordsJson: string;
 }
 
-/** GraphQL answers a profile keeps: a client's one or two selections of it. */
-const MAX_ANSWERS = 2;
+/** GraphQL answers a profile keeps: the few selections an app asks of a profile (a card, a page). */
+const MAX_ANSWERS = 3;
 
 export class Profile {
   readonly id: number;
@@ -119,14 +119,16 @@ export class Profile {
 
   /**
    * Keeps the GraphQL answer `text` to `selection`, for a profile kept long only; at most
-   * MAX_ANSWERS, the least recent dropped. The split records are let go with it: the answers
-   * that read them are kept, and whatever else reads them splits them again.
+   * MAX_ANSWERS, the least recent dropped. The split records are let go with it (the answers
+   * that read them are kept; whatever else reads them splits them again), unless an answer had
+   * to be dropped: a profile asked with more selections than it keeps answers for keeps its
+   * records, rather than split them again for each.
    */
   keepAnswer(selection: string, text: string): void {
     if (!this.#keptLong) return;
     const others = (this.#answers ?? []).filter((answer) => answer.selection !== selection);
     this.#answers = [{ selection, text }, ...others.slice(0, MAX_ANSWERS - 1)];
-    this.#records = undefined;
+    if (others.length < MAX_ANSWERS) this.#records = undefined;
   }
 
   private documentText(): string {

@@ -216,14 +216,15 @@ type ExecuteFunction = (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>;
 
 /** The plugin; it goes after the plugins that choose the execute function (compiled execution). */
 export function profileAnswers(schema: GraphQLSchema): Plugin {
-  const plans = new WeakMap<DocumentNode, Map<string, AnswerPlan | null>>();
+  // By operation name; null for none (which differs from the name '', an operation no document has).
+  const plans = new WeakMap<DocumentNode, Map<string | null, AnswerPlan | null>>();
   const planFor = (document: DocumentNode, operationName: string | null | undefined) => {
     let byOperation = plans.get(document);
     if (byOperation === undefined) {
       byOperation = new Map();
       plans.set(document, byOperation);
     }
-    const name = operationName ?? '';
+    const name = operationName ?? null;
     let plan = byOperation.get(name);
     if (plan === undefined) {
       plan = answerPlanOf(schema, document, operationName) ?? null;
