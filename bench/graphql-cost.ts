@@ -468,7 +468,8 @@ interface EngineParts {
 /**
  * The engine's parts in-process, each run REQUESTS times on its own: Yoga's whole
  * `getResultForParams`, then envelop's parse, validate, context factory and execute called
- * directly with the same document, and `JSON.stringify` of the result.
+ * directly with the same document, and the result written as Yoga's result processor writes it
+ * (its own `stringify` when it has one, as a profile's kept answer does; else `JSON.stringify`).
  */
 async function measureEngine(graphql: GraphQLServer, params: NonNullable<Scenario['params']>): Promise<EngineParts> {
   const engine = graphql.yoga;
@@ -493,7 +494,8 @@ async function measureEngine(graphql: GraphQLServer, params: NonNullable<Scenari
   };
   const execute = await part(() => enveloped.execute(args));
   const result = await enveloped.execute(args);
-  const stringify = await part(() => JSON.stringify(result));
+  const write = (result as { stringify?: (result: unknown) => string }).stringify ?? JSON.stringify;
+  const stringify = await part(() => write(result));
   return { getResultForParams, parse, validate, context, execute, stringify };
 }
 
@@ -623,7 +625,7 @@ function formatReport(figures: Figure[], harness: Cost, profile: ProfileSummary 
     '"HTTP layer" is app.handle less the engine (route, log, metrics, body read, parameters, result hooks, JSON text, res.end);',
     '"hooks" is the engine less its parts (onParams, onExecutionResult, envelop\'s per-request orchestration, promises)',
     '',
-    '| request | HTTP layer | engine | parse (cache) | validate (cache) | context | execute | hooks | JSON.stringify of the result |',
+    '| request | HTTP layer | engine | parse (cache) | validate (cache) | context | execute | hooks | the result written (its `stringify` or JSON.stringify) |',
     '|---|---|---|---|---|---|---|---|---|',
     ...figures.flatMap((f) => {
       const e = f.engine;
