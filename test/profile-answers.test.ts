@@ -152,6 +152,24 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
     }
   });
 
+  it('answers a query asked as an event stream from a kept answer as execution does', async () => {
+    const query = QUERIES[0] as string;
+    for (let i = 0; i < LOOKUPS; i += 1) await post(keeping, query, { n: 'odd@me' });
+    expect(keptAnswer(keeping, query, 'odd@me')).toBeDefined();
+    const stream = async (server: TestServer) => {
+      const response = await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ query, variables: { n: 'odd@me' } }),
+      });
+      return { status: response.status, type: response.headers.get('content-type'), text: await response.text() };
+    };
+    const expected = await stream(executing);
+    expect(expected).toMatchObject({ status: 200, type: expect.stringContaining('text/event-stream') });
+    expect(expected.text).toContain('"name":"odd@me"');
+    expect(await stream(keeping)).toEqual(expected);
+  });
+
   it('gives a GET answer from a kept answer the ETag of the executed one, and a 304 for it', async () => {
     const query = QUERIES[0] as string;
     const answers: Answer[] = [];
