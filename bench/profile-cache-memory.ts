@@ -113,7 +113,7 @@ step('every record value read (`raw`)', () => {
   }
 });
 
-// The answer \`profile(name:) { name description image level records { key type raw } }\`
+// The answer `profile(name:) { name description image level records { key type raw } }`
 // executes to (src/graphql/execution/profile-answers.ts keeps it so for a cached profile).
 step("a kept GraphQL answer of the benchmark's selection, the split records let go (`keepAnswer`)", () => {
   for (const profile of cached) {
