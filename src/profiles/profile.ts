@@ -50,7 +50,7 @@ export class Profile {
   #records: readonly ProfileRecord[] | undefined;
   #document: Buffer | undefined;
   #keptLong = false;
-  /** GraphQL answers by selection, most recent first (src/graphql/execution/profile-answers.ts). */
+  /** GraphQL answers by selection (src/graphql/execution/profile-answers.ts). */
   #answers: Array<{ selection: string; text: string }> | undefined;
 
   constructor(row: ProfileRow) {
@@ -118,17 +118,19 @@ export class Profile {
   }
 
   /**
-   * Keeps the GraphQL answer `text` to `selection`, for a profile kept long only; at most
-   * MAX_ANSWERS, the least recent dropped. The split records are let go with it (the answers
-   * that read them are kept; whatever else reads them splits them again), unless an answer had
-   * to be dropped: a profile asked with more selections than it keeps answers for keeps its
-   * records, rather than split them again for each.
+   * Keeps the GraphQL answer `text` to `selection`, for a profile kept long only, while it keeps
+   * fewer than MAX_ANSWERS: the first selections asked keep theirs, and one asked after them
+   * executes as before. (Displacing the least recent would make a profile asked with more
+   * selections in turn write an answer on every request, and keep none.) The split records are
+   * let go with a kept answer: the answers that read them are kept, and whatever else reads them
+   * splits them again once.
    */
   keepAnswer(selection: string, text: string): void {
     if (!this.#keptLong) return;
-    const others = (this.#answers ?? []).filter((answer) => answer.selection !== selection);
-    this.#answers = [{ selection, text }, ...others.slice(0, MAX_ANSWERS - 1)];
-    if (others.length < MAX_ANSWERS) this.#records = undefined;
+    const answers = (this.#answers ??= []);
+    if (answers.length >= MAX_ANSWERS || answers.some((answer) => answer.selection === selection)) return;
+    answers.push({ selection, text });
+    this.#records = undefined;
   }
 
   private documentText(): string {
