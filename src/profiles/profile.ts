@@ -127,9 +127,9 @@ export class Profile {
    */
   keepAnswer(selection: string, text: string): void {
     if (!this.#keptLong) return;
-    const answers = (this.#answers ??= []);
+    const answers = this.#answers ?? [];
     if (answers.length >= MAX_ANSWERS || answers.some((answer) => answer.selection === selection)) return;
-    answers.push({ selection, text });
+    this.#answers = [...answers, { selection, text }];
     this.#records = undefined;
   }
 
