@@ -9,17 +9,14 @@ import { getNamedType, isCompositeType, isInterfaceType, isUnionType, parse } fr
 import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { newChangeId, notifyProfileChanges } from '../src/db/change-notifications.js';
-import type { DatabaseHandle } from '../src/db/database.js';
-import { sql } from '../src/db/drizzle.js';
-import { profiles } from '../src/db/schema.js';
 import { answerPlanOf, PROFILE_FIELDS } from '../src/graphql/execution/profile-answers.js';
 import { schema } from '../src/graphql/schema/schema.js';
-import { contentHash } from '../src/profiles/content-hash.js';
 import { Profile } from '../src/profiles/profile.js';
-import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
-import { bulkName, FIXTURE_PROFILES, insertGraphQLFixtures } from './support/graphql-fixtures.js';
+import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer, useTestServer } from './support/app-server.js';
+import { databaseKinds } from './support/databases.js';
+import { postGraphQL } from './support/graphql-client.js';
+import { bulkName, changeDescription, FIXTURE_PROFILES, insertGraphQLFixtures } from './support/graphql-fixtures.js';
+import { until } from './support/live-clients.js';
 
 const PROFILE_QUERY = (selection: string) => `query P($n: String!) { profile(name: $n) { ${selection} } }`;
 
@@ -59,12 +56,8 @@ async function post(
   variables: Record<string, unknown>,
   operationName?: string,
 ): Promise<Answer> {
-  const response = await fetch(`${server.url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-    body: JSON.stringify({ query, variables, operationName }),
-  });
-  return { status: response.status, text: await response.text(), etag: response.headers.get('etag') };
+  const { status, text, headers } = await postGraphQL(fetch, `${server.url}/graphql`, query, variables, operationName);
+  return { status, text, etag: headers.get('etag') };
 }
 
 async function get(server: TestServer, query: string, variables: Record<string, unknown>): Promise<Answer> {
@@ -81,34 +74,22 @@ function keptAnswer(server: TestServer, query: string, name: string): string | u
 }
 
 /** Waits until the server's profile cache answers: on PostgreSQL, once its change feed is live. */
-async function cacheAnswering(server: TestServer): Promise<void> {
-  const started = Date.now();
-  while (!server.app.cache.stats().answering) {
-    if (Date.now() - started > 5000) throw new Error('the profile cache did not start answering within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const cacheAnswering = (server: TestServer): Promise<void> =>
+  until(() => server.app.cache.stats().answering, 5000, 'the profile cache to answer');
 
 describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind) => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
+  const env = { PROFILE_LIMIT: '0', PROFILE_CACHE_SIZE: '100' };
+  const suite = useTestServer(kind, insertGraphQLFixtures, env);
   let keeping: TestServer;
   let executing: TestServer;
 
   beforeAll(async () => {
-    testDb = await createTestDatabase(kind);
-    handle = await testDb.open();
-    await insertGraphQLFixtures(handle.db);
-    const env = { PROFILE_LIMIT: '0', PROFILE_CACHE_SIZE: '100' };
-    keeping = await startTestServer(handle, env);
-    executing = await startTestServer(handle, env, undefined, { graphql: { keptAnswers: false } });
+    keeping = suite.server;
+    executing = await startTestServer(suite.handle, env, undefined, { graphql: { keptAnswers: false } });
     await cacheAnswering(keeping);
   });
   afterAll(async () => {
-    await keeping?.close();
     await executing?.close();
-    await handle?.close();
-    await testDb?.drop();
   });
 
   // A profile keeps the answers of the first three selections asked of it: the fourth query is
@@ -220,16 +201,7 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
     for (let i = 0; i < LOOKUPS; i += 1) expect(await description()).toBe('Created by the demo maker.');
     expect(keptAnswer(keeping, query, 'x@other')).toBeDefined();
 
-    await handle.db.transaction(async (tx) => {
-      await tx
-        .update(profiles)
-        .set({
-          description: 'changed after its answer was kept',
-          contentHash: contentHash({ name: 'x@other', description: 'x', image: '', level: 0, records: [] }),
-        })
-        .where(sql`${profiles.name} = 'x@other'`);
-      await notifyProfileChanges(tx, newChangeId(), ['x@other']);
-    });
+    await changeDescription(suite.handle.db, 'x@other', 'changed after its answer was kept');
     const started = Date.now();
     while ((await description()) !== 'changed after its answer was kept') {
       expect(Date.now() - started).toBeLessThan(2000);
@@ -240,21 +212,12 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
 });
 
 describe.skipIf(GRAPHQL_PATH_RERUN)('ready answers and the rate limit', () => {
-  let testDb: TestDatabase;
-  let handle: DatabaseHandle;
+  const suite = useTestServer('pglite', insertGraphQLFixtures, { PROFILE_LIMIT: '40', PROFILE_CACHE_SIZE: '100' });
   let server: TestServer;
 
   beforeAll(async () => {
-    testDb = await createTestDatabase('pglite');
-    handle = await testDb.open();
-    await insertGraphQLFixtures(handle.db);
-    server = await startTestServer(handle, { PROFILE_LIMIT: '40', PROFILE_CACHE_SIZE: '100' });
+    server = suite.server;
     await cacheAnswering(server);
-  });
-  afterAll(async () => {
-    await server?.close();
-    await handle?.close();
-    await testDb?.drop();
   });
 
   // 30 names asked once execute the document 30 times (compiled from its 16th execution on), so

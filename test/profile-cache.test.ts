@@ -14,12 +14,9 @@ import {
   PROFILE_CHANGES_CHANNEL,
   type ProfileChange,
 } from '../src/db/change-notifications.js';
-import type { Database, DatabaseHandle } from '../src/db/database.js';
-import { sql } from '../src/db/drizzle.js';
-import { profiles } from '../src/db/schema.js';
+import type { DatabaseHandle } from '../src/db/database.js';
 import { createRateLimits } from '../src/limits/create-rate-limits.js';
 import { createLogger } from '../src/logging/logger.js';
-import { contentHash } from '../src/profiles/content-hash.js';
 import { Profile } from '../src/profiles/profile.js';
 import { ADMIT_EVERY_NAME, CacheAdmission } from '../src/service/cache-admission.js';
 import { ProfileCache } from '../src/service/profile-cache.js';
@@ -28,7 +25,7 @@ import { ServiceRequest } from '../src/service/request.js';
 import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 import { StatementLog } from './support/graphql-client.js';
-import { insertGraphQLFixtures } from './support/graphql-fixtures.js';
+import { changeDescription, insertGraphQLFixtures } from './support/graphql-fixtures.js';
 
 const logger = createLogger('silent', { pretty: false });
 
@@ -304,17 +301,6 @@ describe.skipIf(GRAPHQL_PATH_RERUN).each(databaseKinds())('the service with the 
     }
   });
 });
-
-/** Changes a profile's description the way every writer must: with a notification in the same transaction. */
-async function changeDescription(db: Database, name: string, description: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx
-      .update(profiles)
-      .set({ description, contentHash: contentHash({ name, description, image: '', level: 0, records: [] }) })
-      .where(sql`${profiles.name} = ${name}`);
-    await notifyProfileChanges(tx, newChangeId(), [name]);
-  });
-}
 
 const waitUntil = async (condition: () => Promise<boolean>, timeoutMs: number): Promise<number> => {
   const started = Date.now();

@@ -28,11 +28,12 @@ export async function postGraphQL<T = Record<string, unknown>>(
   url: string,
   query: string,
   variables?: Record<string, unknown>,
+  operationName?: string,
 ): Promise<GraphQLAnswer<T>> {
   const response = await fetchFn(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify({ query, variables, operationName }),
   });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, body: JSON.parse(text) as GraphQLBody<T> };

@@ -8,7 +8,9 @@
  */
 
 import type { ProfileObject } from '../../src/data/data-line.js';
+import { newChangeId, notifyProfileChanges } from '../../src/db/change-notifications.js';
 import type { Database } from '../../src/db/database.js';
+import { sql } from '../../src/db/drizzle.js';
 import { namespaces, profiles, type RecordValue, records } from '../../src/db/schema.js';
 import { parseNameId } from '../../src/names/name-id.js';
 import { contentHash } from '../../src/profiles/content-hash.js';
@@ -109,4 +111,15 @@ export async function insertGraphQLFixtures(db: Database): Promise<void> {
       await db.insert(records).values(recordRows.map((record) => ({ ...record, profileId: row!.id })));
     }
   }
+}
+
+export /** Changes a profile's description the way every writer must: with a notification in the same transaction. */
+async function changeDescription(db: Database, name: string, description: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx
+      .update(profiles)
+      .set({ description, contentHash: contentHash({ name, description, image: '', level: 0, records: [] }) })
+      .where(sql`${profiles.name} = ${name}`);
+    await notifyProfileChanges(tx, newChangeId(), [name]);
+  });
 }
