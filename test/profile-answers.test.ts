@@ -15,27 +15,15 @@ import { Profile } from '../src/profiles/profile.js';
 import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer, useTestServer } from './support/app-server.js';
 import { databaseKinds } from './support/databases.js';
 import { postGraphQL } from './support/graphql-client.js';
-import { bulkName, changeDescription, FIXTURE_PROFILES, insertGraphQLFixtures } from './support/graphql-fixtures.js';
+import {
+  bulkName,
+  changeDescription,
+  FIXTURE_PROFILES,
+  insertGraphQLFixtures,
+  KEPT_ANSWER_QUERIES,
+  PROFILE_QUERY,
+} from './support/graphql-fixtures.js';
 import { until } from './support/live-clients.js';
-
-const PROFILE_QUERY = (selection: string) => `query P($n: String!) { profile(name: $n) { ${selection} } }`;
-
-/** Queries whose answers are kept: every variant, unions, fragments, aliases, wallets, avatar URLs. */
-const QUERIES = [
-  PROFILE_QUERY('name description image level records { key type raw }'),
-  PROFILE_QUERY(
-    'id name version localPart namespace length avatarUrl ' +
-      'attributes { traitType value { __typename ... on StringAttributeValue { text: value } ... on IntAttributeValue { number: value } } }',
-  ),
-  `query Records($who: String!) { p: profile(name: $who) { records { __typename key ...V } } }
-   fragment V on ProfileRecord {
-     ... on TextRecord { value } ... on PhoneRecord { value numbers }
-     ... on SocialRecord { entries { key value } twitter handle: telegram }
-     ... on CryptoRecord { entries { key value } btc eth } ... on MapRecord { entries { key value } }
-     ... on GenericRecord { raw }
-   }`,
-  PROFILE_QUERY('wallets { symbol address chain accountId } first: name'),
-];
 
 /** The names of the fixtures, one without a profile and one that is no name ID. */
 const ABSENT = ['nobody@me', 'not a name'];
@@ -95,7 +83,7 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
   // A profile keeps the answers of the first three selections asked of it: the fourth query is
   // answered by execution every time, and must be the same.
   it('answers every lookup as execution does, byte for byte, once the answer is kept too', async () => {
-    for (const [index, query] of QUERIES.entries()) {
+    for (const [index, query] of KEPT_ANSWER_QUERIES.entries()) {
       const variable = query.includes('$who') ? 'who' : 'n';
       for (const name of NAMES) {
         const expected = await post(executing, query, { [variable]: name });
@@ -116,7 +104,7 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
   });
 
   it('answers as execution does where the operation, name or variables do not fit the kept answer', async () => {
-    const query = QUERIES[0] as string;
+    const query = KEPT_ANSWER_QUERIES[0] as string;
     for (let i = 0; i < LOOKUPS; i += 1) await post(keeping, query, { n: 'demo@me' });
     expect(keptAnswer(keeping, query, 'demo@me')).toBeDefined();
     const asks: Array<[Record<string, unknown>, string | undefined]> = [
@@ -136,7 +124,7 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
   });
 
   it('answers a query asked as an event stream from a kept answer as execution does', async () => {
-    const query = QUERIES[0] as string;
+    const query = KEPT_ANSWER_QUERIES[0] as string;
     for (let i = 0; i < LOOKUPS; i += 1) await post(keeping, query, { n: 'odd@me' });
     expect(keptAnswer(keeping, query, 'odd@me')).toBeDefined();
     const stream = async (server: TestServer) => {
@@ -154,7 +142,7 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
   });
 
   it('gives a GET answer from a kept answer the ETag of the executed one, and a 304 for it', async () => {
-    const query = QUERIES[0] as string;
+    const query = KEPT_ANSWER_QUERIES[0] as string;
     const answers: Answer[] = [];
     for (let i = 0; i < LOOKUPS; i += 1) answers.push(await get(keeping, query, { n: 'odd@me' }));
     expect(keptAnswer(keeping, query, 'odd@me')).toBeDefined();
@@ -168,7 +156,7 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
   });
 
   it.skipIf(GRAPHQL_PATH_RERUN)('sends a kept answer over graphql-ws as its value', async () => {
-    const query = QUERIES[2] as string;
+    const query = KEPT_ANSWER_QUERIES[2] as string;
     for (let i = 0; i < LOOKUPS; i += 1) await post(keeping, query, { who: 'demo@me' });
     expect(keptAnswer(keeping, query, 'demo@me')).toBeDefined();
     const client = createWsClient({
@@ -191,7 +179,7 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
   });
 
   it('answers a changed profile with its new content, never the kept answer of the old one', async () => {
-    const query = QUERIES[0] as string;
+    const query = KEPT_ANSWER_QUERIES[0] as string;
     const description = async () =>
       (
         JSON.parse((await post(keeping, query, { n: 'x@other' })).text) as {

@@ -52,10 +52,57 @@ export class StoredRecord {
     return this.#value;
   }
 
+  /**
+   * What `JSON.stringify(this.raw)` writes, without parsing the value, where the stored text is
+   * that text; undefined where it may not be. A string or map of strings whose text has no
+   * backslash has nothing `JSON.stringify` would escape otherwise (stored JSON has no raw control
+   * characters, and its text is UTF-8), no whitespace (the split's layout, or `of`'s own
+   * `JSON.stringify`), and a map keeps its entries in stored order (src/profiles/record-value.ts);
+   * only a key written twice, which parsing keeps once, is left to the parse.
+   */
+  get rawText(): string | undefined {
+    if (this.shape === 'other' || this.text.includes('\\')) return undefined;
+    return this.shape === 'string' || !hasRepeatedKey(this.text) ? this.text : undefined;
+  }
+
   /** Serialised as the record it is (`raw` is a getter, which JSON.stringify would leave out). */
   toJSON(): { key: string; type: string; raw: unknown } {
     return { key: this.key, type: this.type, raw: this.raw };
   }
+}
+
+/** Keys of a map compared pairwise, up to this many; a larger map counts as repeating one. */
+const MAX_KEYS_COMPARED = 32;
+
+/**
+ * Whether the map of strings `text` (no backslash in it, so every quote delimits a string, keys
+ * and values in turn) writes a key twice. Compared in place: no string is made per key.
+ */
+function hasRepeatedKey(text: string): boolean {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let quote = text.indexOf('"');
+  while (quote !== -1) {
+    const keyEnd = text.indexOf('"', quote + 1);
+    for (let i = 0; i < starts.length; i += 1) {
+      if (sameText(text, starts[i] as number, ends[i] as number, quote + 1, keyEnd)) return true;
+    }
+    if (starts.length === MAX_KEYS_COMPARED) return true;
+    starts.push(quote + 1);
+    ends.push(keyEnd);
+    // Past the value's string: its opening and closing quotes.
+    const valueEnd = text.indexOf('"', text.indexOf('"', keyEnd + 1) + 1);
+    quote = text.indexOf('"', valueEnd + 1);
+  }
+  return false;
+}
+
+function sameText(text: string, start: number, end: number, otherStart: number, otherEnd: number): boolean {
+  if (end - start !== otherEnd - otherStart) return false;
+  for (let i = 0; i < end - start; i += 1) {
+    if (text.charCodeAt(start + i) !== text.charCodeAt(otherStart + i)) return false;
+  }
+  return true;
 }
 
 function shapeOf(value: unknown): StoredShape {

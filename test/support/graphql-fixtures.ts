@@ -123,3 +123,23 @@ async function changeDescription(db: Database, name: string, description: string
     await notifyProfileChanges(tx, newChangeId(), [name]);
   });
 }
+
+/** A lookup of one profile by the variable `n`, with `selection` under it. */
+export const PROFILE_QUERY = (selection: string) => `query P($n: String!) { profile(name: $n) { ${selection} } }`;
+
+/** Queries whose answers are kept (src/graphql/execution/profile-answers.ts): every variant, unions, fragments, aliases, wallets, avatar URLs. */
+export const KEPT_ANSWER_QUERIES = [
+  PROFILE_QUERY('name description image level records { key type raw }'),
+  PROFILE_QUERY(
+    'id name version localPart namespace length avatarUrl ' +
+      'attributes { traitType value { __typename ... on StringAttributeValue { text: value } ... on IntAttributeValue { number: value } } }',
+  ),
+  `query Records($who: String!) { p: profile(name: $who) { records { __typename key ...V } } }
+   fragment V on ProfileRecord {
+     ... on TextRecord { value } ... on PhoneRecord { value numbers }
+     ... on SocialRecord { entries { key value } twitter handle: telegram }
+     ... on CryptoRecord { entries { key value } btc eth } ... on MapRecord { entries { key value } }
+     ... on GenericRecord { raw }
+   }`,
+  PROFILE_QUERY('wallets { symbol address chain accountId } first: name'),
+];

@@ -9,11 +9,13 @@
  *
  * Each request still makes the service call the resolver makes (name check, rate limit, profile
  * cache or database, edge tags): this plugin makes it before execution. When the profile has an
- * answer for the selection, the result is that answer; otherwise the operation executes as it
- * would have, its resolver handed the call's outcome instead of calling again
- * (../schema/profile-lookup.ts), so errors, nulls and masking are the engine's own. Answers are
- * kept only for profiles the profile cache keeps, and only from results without errors; a changed
- * profile is a new object (the cache evicts the old one), so a kept answer is never stale.
+ * answer for the selection, the result is that answer; otherwise the plan's writer writes it
+ * without executing (./answer-writer.ts), and where the writer cannot (the answer would have an
+ * error) or the lookup found no profile, the operation executes as it would have, its resolver
+ * handed the call's outcome instead of calling again (../schema/profile-lookup.ts), so errors,
+ * nulls and masking are the engine's own. Answers are kept only for profiles the profile cache
+ * keeps, and only answers without errors; a changed profile is a new object (the cache evicts the
+ * old one), so a kept answer is never stale.
  *
  * A selection qualifies when every field in it is one of PROFILE_FIELDS (fields computed from
  * the profile alone) and has no arguments and no directives; the root field has no directive and
@@ -31,6 +33,7 @@ import {
   getNamedType,
   getOperationAST,
   isCompositeType,
+  isObjectType,
   Kind,
   type OperationDefinitionNode,
   print,
@@ -41,6 +44,7 @@ import type { Profile } from '../../profiles/profile.js';
 import { CRYPTO_KEYS, SOCIAL_KEYS } from '../../profiles/record-types.js';
 import type { GraphQLContext } from '../schema/context.js';
 import { offerLookup, withdrawLookup } from '../schema/profile-lookup.js';
+import { type AnswerWriter, answerWriter } from './answer-writer.js';
 import type { PromiseOrValue } from './refused-variables.js';
 
 /**
@@ -89,6 +93,8 @@ export interface AnswerPlan {
   variable: string;
   /** The selection under `profile`, printed with the fragments it uses: equal keys, equal answers. */
   key: string;
+  /** Writes the answer under `profile` for a profile without executing the operation (./answer-writer.ts). */
+  write: AnswerWriter;
 }
 
 /** The plan of `operationName` in `document`, or undefined when its answers are not kept. */
@@ -109,7 +115,7 @@ export function answerPlanOf(
   if (argument?.name.value !== 'name' || more.length > 0) return undefined;
   if (argument.value.kind !== Kind.VARIABLE || argument.value.name.value !== variable) return undefined;
   const profileType = schema.getType('Profile');
-  if (!isCompositeType(profileType)) return undefined;
+  if (!isObjectType(profileType)) return undefined;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -120,7 +126,13 @@ export function answerPlanOf(
     print(root.selectionSet),
     ...[...used].sort().map((name) => print(fragments.get(name) as FragmentDefinitionNode)),
   ].join('\n');
-  return { responseKey: root.alias?.value ?? root.name.value, variable, key };
+  const written = { schema, operation, fragments: Object.fromEntries(fragments) };
+  return {
+    responseKey: root.alias?.value ?? root.name.value,
+    variable,
+    key,
+    write: answerWriter(written, profileType, root),
+  };
 }
 
 /** The operation's one variable, when it is a String (nullable or not) without a default. */
@@ -194,7 +206,7 @@ class KeptAnswer {
 type WrittenResult = ExecutionResult & { stringify(result: ExecutionResult): string };
 
 /** The result of a kept answer: what the operation's execution would give, written as text. */
-function keptAnswerResult(responseKey: string, text: string): WrittenResult {
+function answerResult(responseKey: string, text: string): WrittenResult {
   const answer = new KeptAnswer(text);
   const data = { [responseKey]: answer };
   const written = `{"data":{${JSON.stringify(responseKey)}:${text}}}`;
@@ -256,8 +268,15 @@ async function answered(
   } catch {
     // The resolver raises it again, and the engine answers it as it answers every error.
   }
-  const kept = profile?.answerFor(plan.key);
-  if (kept !== undefined) return keptAnswerResult(plan.responseKey, kept);
+  if (profile != null) {
+    const kept = profile.answerFor(plan.key);
+    if (kept !== undefined) return answerResult(plan.responseKey, kept);
+    const written = plan.write(profile, context);
+    if (written !== undefined) {
+      profile.keepAnswer(plan.key, written);
+      return answerResult(plan.responseKey, written);
+    }
+  }
   offerLookup(context, name, outcome);
   let result: ExecutionResult;
   try {

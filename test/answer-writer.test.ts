@@ -1,0 +1,323 @@
+/**
+ * Answers written without execution (src/graphql/execution/answer-writer.ts): for every value
+ * and selection, the writer gives the text execution's result has under the field, byte for
+ * byte, or nothing where execution gives an error (which execution then answers). Attacked with
+ * the service's schema over stored records of every awkward kind, and with a schema of its own
+ * whose resolvers fail in every way execution knows.
+ */
+import {
+  type DocumentNode,
+  type ExecutionResult,
+  execute,
+  GraphQLEnumType,
+  GraphQLInterfaceType,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLSchema,
+  GraphQLString,
+  GraphQLUnionType,
+  getOperationAST,
+  Kind,
+  parse,
+  validate,
+} from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { answerWriter } from '../src/graphql/execution/answer-writer.js';
+import { answerPlanOf } from '../src/graphql/execution/profile-answers.js';
+import type { GraphQLContext } from '../src/graphql/schema/context.js';
+import { schema } from '../src/graphql/schema/schema.js';
+import { Profile } from '../src/profiles/profile.js';
+import { StoredRecord, splitStoredRecords } from '../src/profiles/stored-records.js';
+import { KEPT_ANSWER_QUERIES } from './support/graphql-fixtures.js';
+
+/** What execution answers under `profile`: its text, or undefined when it has errors. */
+async function executed(
+  target: GraphQLSchema,
+  document: DocumentNode,
+  context: unknown,
+  variables: Record<string, unknown>,
+): Promise<string | undefined> {
+  expect(validate(target, document)).toEqual([]);
+  const result = (await execute({
+    schema: target,
+    document,
+    contextValue: context,
+    variableValues: variables,
+  })) as ExecutionResult;
+  if ((result.errors?.length ?? 0) > 0) return undefined;
+  const [key] = Object.keys(result.data ?? {});
+  return JSON.stringify(result.data?.[key as string]);
+}
+
+describe('answers written for the service schema', () => {
+  const profileWith = (recordsJson: string) =>
+    new Profile({
+      id: 7,
+      name: 'josé@me',
+      localPart: 'josé',
+      namespace: 'me',
+      description: 'Says "hi"\n\u2028 and 😀',
+      image: 'https://img.example.org/a.png',
+      level: 2,
+      contentHash: 'c0ffee',
+      recordsJson,
+    });
+  const contextFor = (profile: Profile) =>
+    ({
+      profiles: { lookupProfile: () => Promise.resolve({ value: profile }) },
+      avatars: { avatarUrl: (of: Profile, size: number) => `http://127.0.0.1/api/${of.name}/avatar?size=${size}` },
+      serviceRequest: {},
+    }) as unknown as GraphQLContext;
+
+  /** Records texts of every kind the writer must agree with execution on. */
+  const RECORDS = {
+    plain:
+      '{"1":{"type":"name","value":"José Smith"},"4":{"type":"phone","value":"+15551,+15552"},' +
+      '"6":{"type":"social","value":{"twitter":"a","telegram":"b"}},"8":{"type":"crypto","value":{}},' +
+      '"9":{"type":"crypto","value":{"btc":"bc1q","eth":"0xab"}},"50":{"type":"web_url","value":""}}',
+    escapes:
+      '{"1":{"type":"name","value":"Jos\\u00e9 \\"Joe\\" \\/ Smith"},"2":{"type":"ty\\"pe","value":"a\\\\b"},' +
+      '"6":{"type":"social","value":{"twitter":"\\u0041","k\\u0065y":"v"}},"7":{"type":"notes","value":{"a":"\\n"}}}',
+    orderAndRepeats:
+      '{"6":{"type":"social","value":{"twitter":"first","twitter":"second"}},' +
+      '"7":{"type":"notes","value":{"Blog":"b","2024":"y","10":"t","0":"z"}},' +
+      '"8":{"type":"notes","value":{"x":"1","y":"2","x":"3"}}}',
+    otherValues:
+      '{"1":{"type":"name","value":1.0},"2":{"type":"social","value":{"twitter":1}},' +
+      '"3":{"type":"link","value":[1,"a",{"b":true}]},"4":{"type":"notes","value":{"a":{"b":"c"}}},' +
+      '"5":{"type":"phone","value":false}}',
+    manyKeys: `{"9":{"type":"notes","value":{${Array.from({ length: 40 }, (_, i) => `"k${i}":"v${i}"`).join(',')}}}}`,
+    repeatAfterMany: `{"9":{"type":"notes","value":{${Array.from({ length: 33 }, (_, i) => `"k${i}":"v"`).join(',')},"k0":"w"}}}`,
+    whitespace: '{"1": {"type": "name", "value": "A"}, "2": {"type": "social", "value": {"twitter": "t"}}}',
+    none: '{}',
+    nullValue: '{"1":{"type":"name","value":null}}',
+  };
+  const SELECTIONS = [
+    ...KEPT_ANSWER_QUERIES,
+    'query P($n: String!) { profile(name: $n) { records { key } records { type raw } n: name n: name __typename } }',
+    `query P($n: String!) { profile(name: $n) { ...A ... on Profile { records { ...B } } } }
+     fragment A on Profile { attributes { value { ... on IntAttributeValue { value } __typename } } }
+     fragment B on ProfileRecord { __typename ... on TextRecord { value } ... on SocialRecord { twitter entries { key } } }`,
+  ];
+
+  for (const [kind, recordsJson] of Object.entries(RECORDS)) {
+    it(`writes what execution answers, or nothing where it has errors: records ${kind}`, async () => {
+      for (const query of SELECTIONS) {
+        const document = parse(query);
+        const operation = getOperationAST(document);
+        const variable = operation?.variableDefinitions?.[0]?.variable.name.value as string;
+        const plan = answerPlanOf(schema, document, undefined);
+        expect(plan, query).toBeDefined();
+        // Each side a profile of its own: neither sees the records the other read.
+        const expected = await executed(schema, document, contextFor(profileWith(recordsJson)), { [variable]: 'x' });
+        const profile = profileWith(recordsJson);
+        expect({ query, written: plan?.write(profile, contextFor(profile)) }).toEqual({ query, written: expected });
+      }
+    });
+  }
+
+  it('writes a profile whose records are plain, escaped, reordered or repeated (so the tests above reach the writer)', () => {
+    const plan = answerPlanOf(schema, parse(KEPT_ANSWER_QUERIES[0] as string), undefined);
+    for (const kind of [
+      'plain',
+      'escapes',
+      'orderAndRepeats',
+      'otherValues',
+      'manyKeys',
+      'whitespace',
+      'none',
+    ] as const) {
+      const profile = profileWith(RECORDS[kind]);
+      expect(plan?.write(profile, contextFor(profile)), kind).toBeTypeOf('string');
+    }
+    const profile = profileWith(RECORDS.nullValue);
+    expect(plan?.write(profile, contextFor(profile))).toBeUndefined();
+  });
+});
+
+describe("a stored record's raw text", () => {
+  const texts = [
+    '"plain"',
+    '""',
+    '"José 😀 \u2028"',
+    '"a\\"b"',
+    '"\\u00e9"',
+    '"a\\/b"',
+    '{}',
+    '{"a":"b","c":"d"}',
+    '{"2024":"y","Blog":"b"}',
+    '{"a":"b","a":"c"}',
+    '{"ab":"x","a":"b"}',
+    '{"a":"\\n"}',
+    '{"a":1}',
+    '1.0',
+    'null',
+    '[1,2]',
+  ];
+
+  it('is what JSON.stringify writes for the parsed value, or undefined', () => {
+    const records = splitStoredRecords(
+      `{${texts.map((text, i) => `"${i}":{"type":"t","value":${text}}`).join(',')}}`,
+    ) as StoredRecord[];
+    expect(records.map((record) => record.text)).toEqual(texts);
+    for (const record of records) {
+      const { rawText } = record;
+      if (rawText !== undefined) expect(rawText, record.text).toBe(JSON.stringify(record.raw));
+    }
+    expect(records.map((record) => record.rawText !== undefined)).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+      false,
+      true,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
+  });
+
+  it('is undefined for a map with a key written twice, however many keys come first', () => {
+    for (const count of [1, 5, 31, 32, 40]) {
+      const keys = Array.from({ length: count }, (_, i) => `"k${i}":"v"`);
+      const [record] = splitStoredRecords(`{"1":{"type":"t","value":{${keys.join(',')},"k0":"w"}}}`) as StoredRecord[];
+      expect(record?.rawText, `${count} keys`).toBeUndefined();
+      expect(JSON.stringify(record?.raw)).not.toBe(record?.text);
+    }
+  });
+
+  it('is the JSON.stringify text of a value read already', () => {
+    const record = StoredRecord.of('1', 'notes', { b: 'x', a: 'y' });
+    expect(record.rawText).toBe('{"b":"x","a":"y"}');
+  });
+});
+
+describe('answers written for a schema whose resolvers misbehave', () => {
+  const Shout = new GraphQLScalarType({
+    name: 'Shout',
+    serialize: (value) => (value === 'quiet' ? null : String(value).toUpperCase()),
+  });
+  const Mood = new GraphQLEnumType({ name: 'Mood', values: { HAPPY: { value: 1 }, SAD: { value: 2 } } });
+  const Named = new GraphQLInterfaceType({
+    name: 'Named',
+    fields: { label: { type: GraphQLString } },
+    resolveType: (value: { kind?: string }) => value.kind,
+  });
+  const Cat = new GraphQLObjectType({
+    name: 'Cat',
+    interfaces: [Named],
+    fields: { label: { type: GraphQLString }, lives: { type: GraphQLString } },
+  });
+  const Dog = new GraphQLObjectType({
+    name: 'Dog',
+    interfaces: [Named],
+    isTypeOf: (value: { kind?: string; good?: boolean }) => value.kind === 'Dog' && value.good !== false,
+    fields: { label: { type: GraphQLString } },
+  });
+  const Pet = new GraphQLUnionType({
+    name: 'Pet',
+    types: [Cat, Dog],
+    resolveType: (value: { kind?: string }) => value.kind,
+  });
+  type Source = Record<string, unknown>;
+  const Thing: GraphQLObjectType = new GraphQLObjectType({
+    name: 'Thing',
+    fields: () => ({
+      text: { type: GraphQLString },
+      sure: { type: new GraphQLNonNull(GraphQLString) },
+      shout: { type: Shout },
+      mood: { type: Mood },
+      many: { type: new GraphQLList(new GraphQLNonNull(GraphQLString)) },
+      maybeMany: { type: new GraphQLList(GraphQLString) },
+      pet: { type: Pet },
+      named: { type: Named },
+      child: { type: Thing },
+      computed: {
+        type: GraphQLString,
+        resolve: (source: Source) => {
+          if (source.fails === true) throw new Error('resolver failed');
+          if (source.later === true) return Promise.resolve('later');
+          return 'now';
+        },
+      },
+    }),
+  });
+  const toy = new GraphQLSchema({
+    query: new GraphQLObjectType({
+      name: 'Query',
+      fields: {
+        thing: {
+          type: Thing,
+          args: { id: { type: GraphQLString } },
+          resolve: (_root, _args, context: Source) => context.thing,
+        },
+      },
+    }),
+  });
+  const QUERY = `query Q($id: String) { thing(id: $id) {
+    text sure shout mood many maybeMany computed alias: text
+    pet { __typename ... on Cat { label lives } ... on Dog { label } }
+    named { label ... on Cat { lives } }
+    child { sure child { text } }
+  } }`;
+  const fine: Source = {
+    text: 'a "quoted" text',
+    sure: 's',
+    shout: 'hey',
+    mood: 2,
+    many: ['x', 'y'],
+    maybeMany: ['x', null],
+    pet: { kind: 'Cat', label: 'tom', lives: '9' },
+    named: { kind: 'Dog', label: 'rex' },
+    child: { sure: 'c', child: null },
+  };
+  // The cases execution answers with errors, and one it answers after a wait, which the writer
+  // leaves to it too; every other case is written.
+  const cases: Array<[string, Source]> = [
+    ['every field answered', fine],
+    ['nulls where allowed', { sure: 's' }],
+    ['a null where not allowed', { ...fine, sure: null }],
+    ['a nested null where not allowed', { ...fine, child: { sure: undefined } }],
+    ['a null item of a non-null list', { ...fine, many: ['x', null] }],
+    ['a list that is no array', { ...fine, many: 'xy' }],
+    ['a serialiser that gives null', { ...fine, shout: 'quiet' }],
+    ['an enum value the type does not have', { ...fine, mood: 3 }],
+    ['a resolver that throws', { ...fine, fails: true }],
+    ['a resolver that returns a promise', { ...fine, later: true }],
+    ['a value that is an error', { ...fine, text: new Error('an error as a value') }],
+    ['a type name the schema does not have', { ...fine, pet: { kind: 'Cow' } }],
+    ['an object type outside the union', { ...fine, pet: { kind: 'Thing' } }],
+    ['an object refused by isTypeOf', { ...fine, named: { kind: 'Dog', good: false } }],
+  ];
+
+  for (const [label, thing] of cases) {
+    it(`writes what execution answers, or nothing where it has errors: ${label}`, async () => {
+      const document = parse(QUERY);
+      const operation = getOperationAST(document);
+      const root = operation?.selectionSet.selections[0];
+      if (operation == null || root?.kind !== Kind.FIELD) throw new Error('no root field');
+      const write = answerWriter({ schema: toy, operation, fragments: {} }, Thing, root);
+      const expected = await executed(toy, document, { thing }, { id: '1' });
+      expect(write(thing, { thing })).toBe(thing.later === true ? undefined : expected);
+      if (thing.later === true) expect(expected).toContain('"computed":"later"');
+    });
+  }
+
+  it('writes the answer the first case expects (so the comparisons above reach a written text)', () => {
+    const document = parse(QUERY);
+    const operation = getOperationAST(document);
+    const root = operation?.selectionSet.selections[0];
+    if (operation == null || root?.kind !== Kind.FIELD) throw new Error('no root field');
+    const written = answerWriter({ schema: toy, operation, fragments: {} }, Thing, root)(fine, { thing: fine });
+    expect(JSON.parse(written ?? 'null')).toMatchObject({ shout: 'HEY', mood: 'SAD', pet: { __typename: 'Cat' } });
+  });
+});
