@@ -12,10 +12,13 @@
  *
  *   npm run bench:cache-memory -- [--profiles 10000]   (--help says more)
  */
+import { parse } from 'graphql';
 import { openDatabase } from '../src/db/database.js';
 import { sql } from '../src/db/drizzle.js';
 import { findProfilesByNames } from '../src/db/queries.js';
 import { profiles as profilesTable } from '../src/db/schema.js';
+import { answerPlanOf } from '../src/graphql/execution/profile-answers.js';
+import { schema } from '../src/graphql/schema/schema.js';
 import { Profile, type ProfileRow } from '../src/profiles/profile.js';
 import { benchCommandLine, wholeNumberOption } from './support.js';
 
@@ -113,13 +116,15 @@ step('every record value read (`raw`)', () => {
   }
 });
 
-// The answer `profile(name:) { name description image level records { key type raw } }`
-// executes to (src/graphql/execution/profile-answers.ts keeps it so for a cached profile).
+// The answer of `profile(name:) { name description image level records { key type raw } }`,
+// written as src/graphql/execution/profile-answers.ts writes and keeps it for a cached profile.
+const plan = answerPlanOf(schema, parse(`query P($n: String!) { profile(name: $n) { ${SELECTION} } }`), undefined);
 step("a kept GraphQL answer of the benchmark's selection, the split records let go (`keepAnswer`)", () => {
+  if (plan === undefined) throw new Error(`no answers are kept for ${SELECTION}`);
   for (const profile of cached) {
-    const { name, description, image, level } = profile;
-    const records = profile.records.map(({ key, type, raw }) => ({ key, type, raw }));
-    profile.keepAnswer(SELECTION, JSON.stringify({ name, description, image, level, records }));
+    const answer = plan.write(profile, {});
+    if (answer === undefined) throw new Error(`the answer of ${profile.name} was not written`);
+    profile.keepAnswer(plan.key, answer);
   }
 });
 
