@@ -31,6 +31,7 @@ import {
   type GraphQLResolveInfo,
   type GraphQLSchema,
   GraphQLString,
+  getNamedType,
   isAbstractType,
   isLeafType,
   isListType,
@@ -41,6 +42,7 @@ import {
 import { collectSubfields } from 'graphql/execution/collectFields.js';
 import { getArgumentValues } from 'graphql/execution/values.js';
 import { StoredRecord } from '../../profiles/stored-records.js';
+import { isPromiseLike } from './execute-hooks.js';
 
 /** Writes the answer of the field for `source`; undefined when only execution may answer. */
 export type AnswerWriter = (source: unknown, context: unknown) => string | undefined;
@@ -95,9 +97,9 @@ function objectWriter(document: WrittenDocument, type: GraphQLObjectType, nodes:
     if (definition !== undefined) fields.push(fieldWriter(document, type, definition, responseKey, fieldNodes, prefix));
   }
   const isTypeOf = type.isTypeOf ?? undefined;
-  const info = isTypeOf === undefined ? undefined : resolveInfo(document, type, type.name, nodes, type);
+  const info = resolveInfo(document, type, type.name, nodes, type);
   return (source, context) => {
-    if (isTypeOf !== undefined && info !== undefined) {
+    if (isTypeOf !== undefined) {
       const verdict = isTypeOf(source, context, info);
       if (isPromiseLike(verdict) || !verdict) throw NOT_WRITABLE;
     }
@@ -129,7 +131,7 @@ function fieldWriter(
     const property: unknown = (source as Record<string, unknown>)[name];
     return typeof property === 'function' ? property.call(source, args, context, info) : property;
   };
-  if (name !== 'raw' || namedType(definition.type).name !== 'JSON') {
+  if (name !== 'raw' || getNamedType(definition.type).name !== 'JSON') {
     return (source, context) => prefix + value(read(source, context), context);
   }
   // A record's value as its stored text, where that is the text JSON.stringify would write.
@@ -156,8 +158,9 @@ function valueWriter(
   const write = nonNullWriter(document, type, nodes, info);
   return (value, context) => {
     if (value == null) return 'null';
-    if (typeof value === 'object' && (value instanceof Error || isPromiseLike(value))) throw NOT_WRITABLE;
-    if (typeof value === 'function' && isPromiseLike(value)) throw NOT_WRITABLE;
+    if (typeof value === 'object' || typeof value === 'function') {
+      if (value instanceof Error || isPromiseLike(value)) throw NOT_WRITABLE;
+    }
     return write(value, context);
   };
 }
@@ -245,14 +248,4 @@ function resolveInfo(
     operation: document.operation,
     variableValues: {},
   };
-}
-
-function namedType(type: GraphQLOutputType): Exclude<GraphQLOutputType, { ofType: unknown }> {
-  let named = type;
-  while (isNonNullType(named) || isListType(named)) named = named.ofType;
-  return named;
-}
-
-function isPromiseLike(value: unknown): boolean {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }

@@ -10,8 +10,8 @@
  * Each request still makes the service call the resolver makes (name check, rate limit, profile
  * cache or database, edge tags): this plugin makes it before execution. When the profile has an
  * answer for the selection, the result is that answer; otherwise the plan's writer writes it
- * without executing (./answer-writer.ts), and where the writer cannot (the answer would have an
- * error) or the lookup found no profile, the operation executes as it would have, its resolver
+ * without executing (./answer-writer.ts), and where the writer cannot (execution would add an
+ * error or wait) or the lookup found no profile, the operation executes as it would have, its resolver
  * handed the call's outcome instead of calling again (../schema/profile-lookup.ts), so errors,
  * nulls and masking are the engine's own. Answers are kept only for profiles the profile cache
  * keeps, and only answers without errors; a changed profile is a new object (the cache evicts the
