@@ -3,8 +3,8 @@
  * data: documents that differ only in their string literals share one compiled plan, its answers
  * are those of uncompiled execution to the byte (generated documents against a server without
  * compiled execution), errors point into the document executed, and plans stay within the
- * document cache's bound. Documents compiled one by one answer variables they refuse like
- * uncompiled execution too.
+ * document cache's bound. Documents compiled one by one answer variables they refuse, and
+ * errors, like uncompiled execution too.
  */
 import fc from 'fast-check';
 import { parseValue, type StringValueNode } from 'graphql';
@@ -191,6 +191,32 @@ describe('compiled execution by shape', () => {
     }
   });
 
+  // graphql-jit writes data before errors; graphql-js, errors first. A GET's ETag is of the text.
+  it('answers errors of documents compiled one by one in the text uncompiled execution gives', async () => {
+    const ask = server();
+    const uncompiled = server({ compiledExecution: false });
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['query ($n: String!) { profile(name: $n) { name } }', { n: 'not a name' }],
+      ['query ($names: [String!]!) { profiles(names: $names) { name } }', { names: ['demo@me', 'not a name'] }],
+      [
+        'query ($n: String!, $size: Int) { profile(name: $n) { avatarUrl(size: $size) } }',
+        { n: 'demo@me', size: 5000 },
+      ],
+    ];
+    for (const [text, variables] of cases) {
+      for (let i = 0; i < COMPILE_AFTER_EXECUTIONS + 2; i += 1) {
+        const [answer, expected] = [await ask(text, variables), await uncompiled(text, variables)];
+        expect(answer.text.startsWith('{"errors":'), answer.text).toBe(true);
+        expect({ i, text, answer: answer.text, status: answer.status }).toEqual({
+          i,
+          text,
+          answer: expected.text,
+          status: expected.status,
+        });
+      }
+    }
+  });
+
   it('keeps plans within the document cache bound, however many shapes come often enough to compile', async () => {
     const bound = 512 * 1024;
     const { documents, compiled } = countingCaches(bound);
@@ -229,10 +255,10 @@ describe('compiled execution by shape', () => {
           // From the compiling execution on, compare (before it both run uncompiled).
           if (index + 1 < COMPILE_AFTER_EXECUTIONS) continue;
           const expected = await uncompiled(text, variables, generated.operationName);
-          expect({ text, variables, answer: answerText(answer), status: answer.status }).toEqual({
+          expect({ text, variables, answer: answer.text, status: answer.status }).toEqual({
             text,
             variables,
-            answer: answerText(expected),
+            answer: expected.text,
             status: expected.status,
           });
         }
@@ -244,14 +270,6 @@ describe('compiled execution by shape', () => {
     expect(compiled()).toBeGreaterThan(templates / 5);
   }, 120_000);
 });
-
-/**
- * The answer's JSON text, errors before data. Compiled per document (documents without string
- * literals), graphql-jit writes data first; every other key keeps its order.
- */
-function answerText({ body }: GraphQLAnswer): string {
-  return JSON.stringify({ errors: body.errors, data: body.data });
-}
 
 /** Cursors of real pages, and one that is not a cursor. */
 async function pageCursors(ask: Ask): Promise<string[]> {

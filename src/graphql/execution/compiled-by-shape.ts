@@ -45,7 +45,7 @@ import { type DocumentShape, type Literal, shapeOf, textShape } from './document
 import { jitErrorsMatch } from './jit-error-parity.js';
 import { type HoistedVariable, hoistLiterals } from './literal-hoisting.js';
 import { relocatedErrors } from './literal-locations.js';
-import { type PromiseOrValue, refusedBeforeRunning } from './refused-variables.js';
+import { errorsFirst, type PromiseOrValue, refusedBeforeRunning } from './refused-variables.js';
 
 /** A compiled query that answers every document of one shape, given its literals. */
 export interface ShapePlan {
@@ -196,8 +196,7 @@ function runPlan(
   const answer = (result: ExecutionResult): PromiseOrValue<ExecutionResult> => {
     if (refusedBeforeRunning(result)) return uncompiled(args);
     if (result.errors === undefined) return result;
-    // Errors first, as graphql-js builds its answers: the JSON text is the same too.
-    return { errors: relocatedErrors(result.errors, plan.literals, shape.literals), data: result.data };
+    return errorsFirst({ ...result, errors: relocatedErrors(result.errors, plan.literals, shape.literals) });
   };
   const result = plan.run(args.rootValue, args.contextValue, variables);
   return result instanceof Promise ? result.then(answer) : answer(result);

@@ -6,6 +6,10 @@
  * executed uncompiled, which refuses the variables in graphql-js's words (BAD_USER_INPUT, 400):
  * nothing ran, so nothing runs twice. A query graphql-jit failed to compile answers the same way,
  * and is executed uncompiled too.
+ *
+ * An answer with errors has them first, as graphql-js builds its answers (graphql-jit puts `data`
+ * first): a document's answer is then the same text, and a GET's the same ETag, before and after
+ * it is compiled.
  */
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 
@@ -18,10 +22,17 @@ export function refusedBeforeRunning(result: ExecutionResult): boolean {
   return !('data' in result);
 }
 
-/** `compiled`, whose refusals are answered by `uncompiled`. */
+/** The result with its errors first, as graphql-js orders an answer. */
+export function errorsFirst(result: ExecutionResult): ExecutionResult {
+  if (result.errors === undefined) return result;
+  const { errors, data, ...rest } = result;
+  return { errors, data, ...rest };
+}
+
+/** `compiled`, whose refusals are answered by `uncompiled`, and whose errors come first. */
 export function uncompiledWhenRefused(compiled: Execute, uncompiled: Execute): Execute {
   return (args) => {
-    const answer = (result: ExecutionResult) => (refusedBeforeRunning(result) ? uncompiled(args) : result);
+    const answer = (result: ExecutionResult) => (refusedBeforeRunning(result) ? uncompiled(args) : errorsFirst(result));
     const result = compiled(args);
     return result instanceof Promise ? result.then(answer) : answer(result);
   };
