@@ -29,6 +29,16 @@ import { until } from './support/live-clients.js';
 const ABSENT = ['nobody@me', 'not a name'];
 const NAMES = [...FIXTURE_PROFILES.map((profile) => profile.name), ...ABSENT];
 
+/** The first three of KEPT_ANSWER_QUERIES, each with the same selection asked of a list of names. */
+const SINGLE_ROOT = /^query \w+\(\$(\w+): String!\) \{ (\w+: )?profile\(name: \$\w+\)/;
+const KEPT_ANSWER_LISTS = KEPT_ANSWER_QUERIES.slice(0, 3).map((single) => ({
+  single,
+  variable: SINGLE_ROOT.exec(single)?.[1] ?? 'n',
+  list: single.replace(SINGLE_ROOT, (_all, _variable, alias: string | undefined) => {
+    return `query L($names: [String!]!) { ${alias ?? ''}profiles(names: $names)`;
+  }),
+}));
+
 /** Enough lookups of a name for the cache to keep it (its second) and an answer to be kept and used. */
 const LOOKUPS = 4;
 
@@ -120,6 +130,38 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
       const expected = await post(executing, query, variables, operationName);
       const answer = await post(keeping, query, variables, operationName);
       expect({ variables, operationName, answer }).toEqual({ variables, operationName, answer: expected });
+    }
+  });
+
+  // profiles(names:) writes each profile's answer (kept or written now) into one list; a failed
+  // lookup (an invalid name, too many names) executes with the lookup already made.
+  it('answers profiles(names:) as execution does, byte for byte, with answers kept and written', async () => {
+    const valid = NAMES.filter((name) => name !== 'not a name');
+    const lists = [
+      valid,
+      [...valid].reverse(),
+      ['demo@me', 'DEMO@me', 'demo@me', 'nobody@me'],
+      [],
+      ['demo@me', 'not a name'],
+      Array.from({ length: 101 }, (_, i) => bulkName(i)),
+    ];
+    for (const { single, variable, list } of KEPT_ANSWER_LISTS) {
+      expect(list).toContain('profiles(names: $names)');
+      for (const names of lists) {
+        const expected = await post(executing, list, { names });
+        expect(expected.status, list).toBe(200);
+        for (let i = 0; i < LOOKUPS; i += 1) {
+          // profile(name:) lookups make the cache keep the profiles and their answers, which the lists then use.
+          for (const name of valid) await post(keeping, single, { [variable]: name });
+          const answer = await post(keeping, list, { names });
+          expect({ names, text: answer.text }).toEqual({ names, text: expected.text });
+        }
+      }
+      expect(keptAnswer(keeping, single, 'demo@me'), single).toBeDefined();
+      expect(answerPlanOf(schema, parse(list), undefined)).toMatchObject({
+        list: true,
+        key: answerPlanOf(schema, parse(single), undefined)?.key,
+      });
     }
   });
 
@@ -229,6 +271,33 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('ready answers and the rate limit', () => {
   });
 });
 
+describe.skipIf(GRAPHQL_PATH_RERUN)('written list answers and the rate limit', () => {
+  const suite = useTestServer('pglite', insertGraphQLFixtures, { PROFILE_LIMIT: '10', PROFILE_CACHE_SIZE: '100' });
+
+  // A list refused for an invalid name executes with the lookup made before it; a list written
+  // without execution made its lookup once. A lookup made twice would run out at the second list.
+  it('draws one point per distinct name of a list, written or executed, and refuses the one over the limit', async () => {
+    const server = suite.server;
+    await cacheAnswering(server);
+    const list = 'query L($names: [String!]!) { profiles(names: $names) { name } }';
+    const ask = async (names: string[]) =>
+      JSON.parse((await post(server, list, { names })).text) as {
+        data?: { profiles: Array<{ name: string } | null> } | null;
+        errors?: Array<{ extensions?: { code?: string } }>;
+      };
+    expect((await ask(['demo@me', 'odd@me', 'not a name'])).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const names = Array.from({ length: 6 }, (_, i) => bulkName(i));
+    expect((await ask([...names, names[0] as string])).data?.profiles.map((profile) => profile?.name)).toEqual([
+      ...names,
+      names[0],
+    ]);
+    expect((await post(server, PROFILE_QUERY('name'), { n: 'demo@me' })).text).toBe(
+      '{"data":{"profile":{"name":"demo@me"}}}',
+    );
+    expect((await ask(['demo@me'])).errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+  });
+});
+
 describe.skipIf(GRAPHQL_PATH_RERUN)("a profile's kept answers", () => {
   const profile = () =>
     new Profile({
@@ -268,11 +337,16 @@ describe.skipIf(GRAPHQL_PATH_RERUN)("a profile's kept answers", () => {
 describe.skipIf(GRAPHQL_PATH_RERUN)('which selections have kept answers', () => {
   const planOf = (query: string, operationName?: string) => answerPlanOf(schema, parse(query), operationName);
 
-  it('keeps answers of a lone profile lookup by a String variable whose fields read the profile alone', () => {
+  it('keeps answers of a lone profile or profiles lookup by a String or list variable whose fields read the profile alone', () => {
     const plan = planOf(
       'query Mine($who: String) { me: profile(name: $who) { name ...F } } fragment F on Profile { level }',
     );
-    expect(plan).toMatchObject({ responseKey: 'me', variable: 'who' });
+    expect(plan).toMatchObject({ responseKey: 'me', variable: 'who', list: false });
+    expect(planOf('query ($all: [String!]!) { profiles(names: $all) { name } }')).toMatchObject({
+      responseKey: 'profiles',
+      variable: 'all',
+      list: true,
+    });
     // The same selection in another operation shares the answers; another selection does not.
     expect(planOf('query ($x: String!) { profile(name: $x) { name ...F } } fragment F on Profile { level }')?.key).toBe(
       plan?.key,
@@ -299,7 +373,10 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('which selections have kept answers', () => 
     ['a default value', 'query ($n: String! = "demo@me") { profile(name: $n) { name } }'],
     ['a variable of another type', 'query ($n: ID!) { profile(name: $n) { name } }'],
     ['a mutation', 'mutation ($n: String!) { profile(name: $n) { name } }'],
-    ['another root field', 'query ($n: String!) { profiles(names: [$n]) { name } }'],
+    ['a list around the variable', 'query ($n: String!) { profiles(names: [$n]) { name } }'],
+    ['a list literal', '{ profiles(names: ["demo@me"]) { name } }'],
+    ['a list variable of another type', 'query ($n: [ID!]!) { profiles(names: $n) { name } }'],
+    ['another root field', 'query ($n: String!) { nameCheck(name: $n) { __typename } }'],
   ])('keeps none for %s', (_what, query) => {
     expect(planOf(query)).toBeUndefined();
   });

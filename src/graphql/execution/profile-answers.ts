@@ -1,26 +1,28 @@
 /**
- * Ready GraphQL answers for cached profiles. A REST lookup of a cached profile writes bytes the
- * profile keeps; a GraphQL lookup executed its selection over the profile's records and
- * serialised the result on every request (bench/README.md, "Issue 25, twelfth round"). For the
- * common query, `profile(name: $variable) { … }` alone with a selection that only reads the
- * profile, the answer under `profile` is a function of the profile and the selection: it is
- * serialised once and kept with the cached profile (`Profile.answerFor`), and later requests
- * for the same selection write that text.
+ * GraphQL answers of profiles written without executing the operation. A REST lookup of a cached
+ * profile writes bytes the profile keeps; a GraphQL lookup executed its selection over the
+ * profile's records and serialised the result on every request (bench/README.md, "Issue 25,
+ * twelfth round"). For the common queries, `profile(name: $variable) { … }` or
+ * `profiles(names: $variable) { … }` alone with a selection that only reads the profile, the
+ * answer of each profile is a function of the profile and the selection: it is written once and
+ * kept with the cached profile (`Profile.answerFor`), and later requests for the same selection
+ * write that text. A profile the cache does not keep (most lookups of a large namespace) has its
+ * answer written by the plan's writer (./answer-writer.ts) on each lookup, without execution.
  *
- * Each request still makes the service call the resolver makes (name check, rate limit, profile
- * cache or database, edge tags): this plugin makes it before execution. When the profile has an
- * answer for the selection, the result is that answer; otherwise the plan's writer writes it
- * without executing (./answer-writer.ts), and where the writer cannot (execution would add an
- * error or wait) or the lookup found no profile, the operation executes as it would have, its resolver
- * handed the call's outcome instead of calling again (../schema/profile-lookup.ts), so errors,
- * nulls and masking are the engine's own. Answers are kept only for profiles the profile cache
- * keeps, and only answers without errors; a changed profile is a new object (the cache evicts the
- * old one), so a kept answer is never stale.
+ * Each request still makes the service call the resolver makes (name checks, rate limit, profile
+ * cache or database, edge tags): this plugin makes it before execution. Where a profile's answer
+ * cannot be written (execution would add an error or wait) or the lookup failed, the operation
+ * executes as it would have, its resolver handed the call's outcome instead of calling again
+ * (../schema/profile-lookup.ts), so errors, nulls and masking are the engine's own. Answers are
+ * kept only for profiles the profile cache keeps, and only answers without errors; a changed
+ * profile is a new object (the cache evicts the old one), so a kept answer is never stale. The
+ * answer of a profile is the same under `profile` and as an item of `profiles`, so the two share it.
  *
  * A selection qualifies when every field in it is one of PROFILE_FIELDS (fields computed from
  * the profile alone) and has no arguments and no directives; the root field has no directive and
- * its one argument is the operation's one variable, a String without a default. Such a document
- * has no string literal, so it never runs as another document's stand-in (./compiled-by-shape.ts).
+ * its one argument is the operation's one variable, a String (`profile`) or a list of Strings
+ * (`profiles`) without a default. Such a document has no string literal, so it never runs as
+ * another document's stand-in (./compiled-by-shape.ts).
  */
 import {
   type DocumentNode,
@@ -35,15 +37,18 @@ import {
   isCompositeType,
   isObjectType,
   Kind,
+  type ListTypeNode,
+  type NamedTypeNode,
   type OperationDefinitionNode,
   print,
   type SelectionSetNode,
+  type TypeNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Profile } from '../../profiles/profile.js';
 import { CRYPTO_KEYS, SOCIAL_KEYS } from '../../profiles/record-types.js';
 import type { GraphQLContext } from '../schema/context.js';
-import { offerLookup, withdrawLookup } from '../schema/profile-lookup.js';
+import { type MadeLookup, offerLookup, withdrawLookup } from '../schema/profile-lookup.js';
 import { type AnswerWriter, answerWriter } from './answer-writer.js';
 import type { PromiseOrValue } from './refused-variables.js';
 
@@ -85,15 +90,23 @@ export const PROFILE_FIELDS: Readonly<Record<string, readonly string[]>> = {
   Wallet: ['symbol', 'address', 'chain', 'accountId'],
 };
 
-/** How a qualifying operation is answered from a kept answer. */
+/** The root fields whose answers are written from the profiles they look up, by the argument that names them. */
+const ROOT_FIELDS: Readonly<Record<string, { argument: string; list: boolean }>> = {
+  profile: { argument: 'name', list: false },
+  profiles: { argument: 'names', list: true },
+};
+
+/** How a qualifying operation is answered from kept or written answers. */
 export interface AnswerPlan {
-  /** The key of `profile` in the result (its alias, or `profile`). */
+  /** The key of the root field in the result (its alias, or its name). */
   responseKey: string;
-  /** The variable that holds the name. */
+  /** The variable that holds the name (`profile`) or the list of names (`profiles`). */
   variable: string;
-  /** The selection under `profile`, printed with the fragments it uses: equal keys, equal answers. */
+  /** Whether the root field is `profiles(names:)`: its answer is a list of profile answers, null where none. */
+  list: boolean;
+  /** The selection on each profile, printed with the fragments it uses: equal keys, equal answers. */
   key: string;
-  /** Writes the answer under `profile` for a profile without executing the operation (./answer-writer.ts). */
+  /** Writes the answer of one profile without executing the operation (./answer-writer.ts). */
   write: AnswerWriter;
 }
 
@@ -108,12 +121,12 @@ export function answerPlanOf(
   const variable = nameVariableOf(operation);
   const [root, ...others] = operation.selectionSet.selections;
   if (variable === undefined || root === undefined || others.length > 0 || root.kind !== Kind.FIELD) return undefined;
-  if (root.name.value !== 'profile' || (root.directives?.length ?? 0) > 0 || root.selectionSet === undefined) {
-    return undefined;
-  }
+  const rootField = ROOT_FIELDS[root.name.value];
+  if (rootField === undefined || rootField.list !== variable.list) return undefined;
+  if ((root.directives?.length ?? 0) > 0 || root.selectionSet === undefined) return undefined;
   const [argument, ...more] = root.arguments ?? [];
-  if (argument?.name.value !== 'name' || more.length > 0) return undefined;
-  if (argument.value.kind !== Kind.VARIABLE || argument.value.name.value !== variable) return undefined;
+  if (argument?.name.value !== rootField.argument || more.length > 0) return undefined;
+  if (argument.value.kind !== Kind.VARIABLE || argument.value.name.value !== variable.name) return undefined;
   const profileType = schema.getType('Profile');
   if (!isObjectType(profileType)) return undefined;
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -129,20 +142,30 @@ export function answerPlanOf(
   const written = { schema, operation, fragments: Object.fromEntries(fragments) };
   return {
     responseKey: root.alias?.value ?? root.name.value,
-    variable,
+    variable: variable.name,
+    list: rootField.list,
     key,
     write: answerWriter(written, profileType, root),
   };
 }
 
-/** The operation's one variable, when it is a String (nullable or not) without a default. */
-function nameVariableOf(operation: OperationDefinitionNode): string | undefined {
+/**
+ * The operation's one variable, when it is a String or a list of Strings (nullable or not)
+ * without a default; validation has checked that its use fits the argument.
+ */
+function nameVariableOf(operation: OperationDefinitionNode): { name: string; list: boolean } | undefined {
   const [definition, ...others] = operation.variableDefinitions ?? [];
   if (definition === undefined || others.length > 0 || definition.defaultValue !== undefined) return undefined;
   if ((definition.directives?.length ?? 0) > 0) return undefined;
-  const type = definition.type.kind === Kind.NON_NULL_TYPE ? definition.type.type : definition.type;
-  if (type.kind !== Kind.NAMED_TYPE || type.name.value !== 'String') return undefined;
-  return definition.variable.name.value;
+  const outer = nullableOf(definition.type);
+  const list = outer.kind === Kind.LIST_TYPE;
+  const named = list ? nullableOf(outer.type) : outer;
+  if (named.kind !== Kind.NAMED_TYPE || named.name.value !== 'String') return undefined;
+  return { name: definition.variable.name.value, list };
+}
+
+function nullableOf(type: TypeNode): NamedTypeNode | ListTypeNode {
+  return type.kind === Kind.NON_NULL_TYPE ? type.type : type;
 }
 
 /** Whether every field of `selectionSet` (on `parent`) is a profile field without arguments or directives. */
@@ -247,14 +270,26 @@ export function profileAnswers(schema: GraphQLSchema): Plugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const plan = planFor(args.document, args.operationName);
-      const name = plan === null ? undefined : args.variableValues?.[plan.variable];
-      if (plan === null || typeof name !== 'string') return;
-      setExecuteFn((executionArgs) => answered(plan, name, executionArgs, executeFn as ExecuteFunction));
+      if (plan === null) return;
+      const value = args.variableValues?.[plan.variable];
+      const execute = executeFn as ExecuteFunction;
+      if (plan.list) {
+        // A list variable given as one string is coerced to a list of one: execution answers it.
+        if (!isStringList(value)) return;
+        setExecuteFn((executionArgs) => answeredList(plan, value, executionArgs, execute));
+      } else if (typeof value === 'string') {
+        setExecuteFn((executionArgs) => answeredOne(plan, value, executionArgs, execute));
+      }
     },
   };
 }
 
-async function answered(
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+/** `profile(name:)`: the kept answer, else the written one (null for no profile), else execution. */
+async function answeredOne(
   plan: AnswerPlan,
   name: string,
   args: ExecutionArgs,
@@ -262,31 +297,76 @@ async function answered(
 ): Promise<ExecutionResult> {
   const context = args.contextValue as GraphQLContext;
   const outcome = context.profiles.lookupProfile(context.serviceRequest, name);
-  let profile: Profile | null = null;
+  let profile: Profile | null | undefined;
   try {
     profile = (await outcome).value;
   } catch {
-    // The resolver raises it again, and the engine answers it as it answers every error.
+    // Left undefined: the resolver raises it again, and the engine answers it as it answers every error.
   }
-  if (profile != null) {
-    const kept = profile.answerFor(plan.key);
-    if (kept !== undefined) return answerResult(plan.responseKey, kept);
-    const written = plan.write(profile, context);
-    if (written !== undefined) {
-      profile.keepAnswer(plan.key, written);
-      return answerResult(plan.responseKey, written);
-    }
-  }
-  offerLookup(context, name, outcome);
-  let result: ExecutionResult;
-  try {
-    result = await execute(args);
-  } finally {
-    withdrawLookup(context);
-  }
+  const text = profile == null ? (profile === null ? 'null' : undefined) : answerOf(plan, profile, context);
+  if (text !== undefined) return answerResult(plan.responseKey, text);
+  const result = await executeWith(context, { name, outcome }, args, execute);
   const answer = result.data?.[plan.responseKey];
   if (profile?.keptLong === true && (result.errors?.length ?? 0) === 0 && answer != null) {
     profile.keepAnswer(plan.key, JSON.stringify(answer));
   }
   return result;
+}
+
+/**
+ * `profiles(names:)`: each profile's kept or written answer, null where a name has none; when
+ * one profile's answer cannot be written, the operation executes (with the lookup already made).
+ */
+async function answeredList(
+  plan: AnswerPlan,
+  names: readonly string[],
+  args: ExecutionArgs,
+  execute: ExecuteFunction,
+): Promise<ExecutionResult> {
+  const context = args.contextValue as GraphQLContext;
+  const outcome = context.profiles.lookupProfiles(context.serviceRequest, names);
+  let profiles: Array<Profile | null> | undefined;
+  try {
+    profiles = (await outcome).value;
+  } catch {
+    // As for one name: the resolver raises it again.
+  }
+  const text = profiles === undefined ? undefined : listAnswerOf(plan, profiles, context);
+  if (text !== undefined) return answerResult(plan.responseKey, text);
+  return executeWith(context, { names, outcome }, args, execute);
+}
+
+function listAnswerOf(plan: AnswerPlan, profiles: ReadonlyArray<Profile | null>, context: GraphQLContext) {
+  let text = '[';
+  for (let i = 0; i < profiles.length; i += 1) {
+    const profile = profiles[i];
+    const answer = profile == null ? 'null' : answerOf(plan, profile, context);
+    if (answer === undefined) return undefined;
+    text += (i === 0 ? '' : ',') + answer;
+  }
+  return `${text}]`;
+}
+
+/** The profile's kept answer to the plan's selection, else the one written now (kept where the profile is). */
+function answerOf(plan: AnswerPlan, profile: Profile, context: GraphQLContext): string | undefined {
+  const kept = profile.answerFor(plan.key);
+  if (kept !== undefined) return kept;
+  const written = plan.write(profile, context);
+  if (written !== undefined) profile.keepAnswer(plan.key, written);
+  return written;
+}
+
+/** Executes the operation, its resolver handed the lookup made before execution. */
+async function executeWith(
+  context: GraphQLContext,
+  lookup: MadeLookup,
+  args: ExecutionArgs,
+  execute: ExecuteFunction,
+): Promise<ExecutionResult> {
+  offerLookup(context, lookup);
+  try {
+    return await execute(args);
+  } finally {
+    withdrawLookup(context);
+  }
 }

@@ -1,6 +1,7 @@
 import type { Profile } from '../../../profiles/profile.js';
 import { MAX_NAMES_PER_REQUEST } from '../../../service/profiles-service.js';
 import type { Builder, ObjectOf } from '../builder.js';
+import { profilesLookup } from '../profile-lookup.js';
 
 /** `Query.profiles(names:)`: several profiles in one field. */
 export function registerProfilesQuery(builder: Builder, ProfileRef: ObjectOf<Profile>): void {
@@ -16,8 +17,7 @@ export function registerProfilesQuery(builder: Builder, ProfileRef: ObjectOf<Pro
       args: {
         names: t.arg.stringList({ required: true, description: 'Name IDs `<local>@<domain>`, in the order wanted.' }),
       },
-      resolve: async (_root, args, { profiles, serviceRequest }) =>
-        (await profiles.lookupProfiles(serviceRequest, args.names)).value,
+      resolve: async (_root, args, context) => (await profilesLookup(context, args.names)).value,
     }),
   );
 }
