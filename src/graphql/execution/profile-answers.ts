@@ -336,7 +336,12 @@ async function answeredList(
   return executeWith(context, { names, outcome }, args, execute);
 }
 
-function listAnswerOf(plan: AnswerPlan, profiles: ReadonlyArray<Profile | null>, context: GraphQLContext) {
+/** The list's answer; undefined where one profile's answer cannot be written. */
+function listAnswerOf(
+  plan: AnswerPlan,
+  profiles: ReadonlyArray<Profile | null>,
+  context: GraphQLContext,
+): string | undefined {
   let text = '[';
   for (let i = 0; i < profiles.length; i += 1) {
     const profile = profiles[i];
