@@ -19,6 +19,7 @@
  * (./freshness.ts); a writer that dies before sending it is covered by the listeners' heartbeats.
  */
 import { randomUUID } from 'node:crypto';
+import { isNameList } from '../names/name-id.js';
 import { sql } from './drizzle.js';
 import type { Database } from './schema.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';
@@ -72,9 +73,6 @@ function changePayloads(id: string, names: readonly string[] | typeof EVERYTHING
   if (chunk.length > 0) payloads.push(JSON.stringify({ id, at, names: chunk }));
   return payloads;
 }
-
-const isNameList = (value: unknown): value is string[] =>
-  Array.isArray(value) && value.every((name) => typeof name === 'string');
 
 /**
  * What a payload says. Anything that is not a well-formed change counts as "everything": a

@@ -59,3 +59,8 @@ export function parseNamespace(input: string): string | null {
   const name = canonicalName(input);
   return isValidNamePart(name) ? name : null;
 }
+
+/** Whether a value read from JSON is a list of strings: names as given, not yet checked. */
+export function isNameList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((name) => typeof name === 'string');
+}

@@ -13,7 +13,7 @@ import { decodeBody, unsupportedCharset, unsupportedCoding } from '../http/body-
 import { sendEncoded } from '../http/compression.js';
 import { declaredTooLarge, mediaTypeOf, readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
 import { JSON_CONTENT_TYPE, sendError } from '../http/respond.js';
-import { canonicalName, INVALID_NAME_MESSAGE } from '../names/name-id.js';
+import { canonicalName, INVALID_NAME_MESSAGE, isNameList } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
 import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
 import type { RestDependencies } from './dependencies.js';
@@ -121,8 +121,7 @@ function namesOfBody(body: Buffer): string[] | null {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
   const names: unknown = (parsed as { names?: unknown }).names;
-  if (!Array.isArray(names) || !names.every((name) => typeof name === 'string')) return null;
-  return names as string[];
+  return isNameList(names) ? names : null;
 }
 
 async function answerBatch(

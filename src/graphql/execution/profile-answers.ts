@@ -45,6 +45,7 @@ import {
   type TypeNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { isNameList } from '../../names/name-id.js';
 import type { Profile } from '../../profiles/profile.js';
 import { CRYPTO_KEYS, SOCIAL_KEYS } from '../../profiles/record-types.js';
 import type { GraphQLContext } from '../schema/context.js';
@@ -275,17 +276,13 @@ export function profileAnswers(schema: GraphQLSchema): Plugin {
       const execute = executeFn as ExecuteFunction;
       if (plan.list) {
         // A list variable given as one string is coerced to a list of one: execution answers it.
-        if (!isStringList(value)) return;
+        if (!isNameList(value)) return;
         setExecuteFn((executionArgs) => answeredList(plan, value, executionArgs, execute));
       } else if (typeof value === 'string') {
         setExecuteFn((executionArgs) => answeredOne(plan, value, executionArgs, execute));
       }
     },
   };
-}
-
-function isStringList(value: unknown): value is string[] {
-  return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 /** `profile(name:)`: the kept answer, else the written one (null for no profile), else execution. */
