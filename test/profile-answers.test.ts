@@ -147,17 +147,26 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
     ];
     for (const { single, variable, list } of KEPT_ANSWER_LISTS) {
       expect(list).toContain('profiles(names: $names)');
+      const expected = new Map<readonly string[], string>();
       for (const names of lists) {
-        const expected = await post(executing, list, { names });
-        expect(expected.status, list).toBe(200);
-        for (let i = 0; i < LOOKUPS; i += 1) {
-          // profile(name:) lookups make the cache keep the profiles and their answers, which the lists then use.
-          for (const name of valid) await post(keeping, single, { [variable]: name });
+        const answer = await post(executing, list, { names });
+        expect(answer.status, list).toBe(200);
+        expected.set(names, answer.text);
+      }
+      const answersAsExpected = async () => {
+        for (const names of lists) {
           const answer = await post(keeping, list, { names });
-          expect({ names, text: answer.text }).toEqual({ names, text: expected.text });
+          expect({ names, text: answer.text }).toEqual({ names, text: expected.get(names) });
         }
+      };
+      // Lists do not fill the cache, so the bulk profiles' answers are written on every lookup;
+      // profile(name:) lookups make the cache keep the fixtures and their answers, which lists use.
+      await answersAsExpected();
+      for (let i = 0; i < LOOKUPS; i += 1) {
+        for (const name of valid) await post(keeping, single, { [variable]: name });
       }
       expect(keptAnswer(keeping, single, 'demo@me'), single).toBeDefined();
+      await answersAsExpected();
       expect(answerPlanOf(schema, parse(list), undefined)).toMatchObject({
         list: true,
         key: answerPlanOf(schema, parse(single), undefined)?.key,
