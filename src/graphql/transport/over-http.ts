@@ -152,6 +152,8 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
  */
 function isPlainJsonBody(req: IncomingMessage): boolean {
   const header = req.headers['content-type'];
+  // What nearly every client sends: nothing to lower-case, no parameter, no coding.
+  if (header === 'application/json' && req.headers['content-encoding'] === undefined) return true;
   const type = header?.split(',')[0]?.toLowerCase();
   if (type !== 'application/json' && type?.startsWith('application/json;') !== true) return false;
   return !isEncoded(req.headers['content-encoding']) && unsupportedCharset(header) === undefined;
