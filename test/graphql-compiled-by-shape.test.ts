@@ -7,7 +7,7 @@
  * errors, like uncompiled execution too.
  */
 import fc from 'fast-check';
-import { parseValue, type StringValueNode } from 'graphql';
+import { type DocumentNode, parseValue, type StringValueNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
 import type { ShapePlan } from '../src/graphql/execution/compiled-by-shape.js';
@@ -196,8 +196,12 @@ describe('compiled execution by shape', () => {
     const ask = server();
     const uncompiled = server({ compiledExecution: false });
     const cases: Array<[string, Record<string, unknown>]> = [
-      ['query ($n: String!) { profile(name: $n) { name } }', { n: 'not a name' }],
-      ['query ($names: [String!]!) { profiles(names: $names) { name } }', { names: ['demo@me', 'not a name'] }],
+      // An argument below the root field: not answered from profile answers, so compiled.
+      ['query ($n: String!) { profile(name: $n) { name avatarUrl(size: 64) } }', { n: 'not a name' }],
+      [
+        'query ($names: [String!]!) { profiles(names: $names) { name avatarUrl(size: 64) } }',
+        { names: ['demo@me', 'not a name'] },
+      ],
       [
         'query ($n: String!, $size: Int) { profile(name: $n) { avatarUrl(size: $size) } }',
         { n: 'demo@me', size: 5000 },
@@ -215,6 +219,36 @@ describe('compiled execution by shape', () => {
         });
       }
     }
+  });
+
+  // They execute only where an answer cannot be written (src/graphql/execution/profile-answers.ts).
+  it('compiles no document answered from profile answers, and compiles the same lookup with an argument', async () => {
+    const documents = createDocumentCaches<ShapePlan>();
+    const reserved = new Set<DocumentNode>();
+    const reserve = documents.reserveCompiled;
+    documents.reserveCompiled = (document) => {
+      reserved.add(document);
+      return reserve(document);
+    };
+    const ask = server({ documents });
+    const answered = [
+      'query ($n: String!) { profile(name: $n) { name level records { key type raw } } }',
+      'query ($names: [String!]!) { profiles(names: $names) { name } }',
+    ];
+    const executed = 'query ($n: String!) { profile(name: $n) { name avatarUrl(size: 64) } }';
+    for (let i = 0; i < COMPILE_AFTER_EXECUTIONS + 2; i += 1) {
+      for (const [text, variables] of [
+        [answered[0], { n: 'demo@me' }],
+        [answered[1], { names: ['demo@me', 'odd@me'] }],
+        [executed, { n: 'demo@me' }],
+      ] as const) {
+        const { body } = await ask(text as string, variables);
+        expect(body.errors, text).toBeUndefined();
+      }
+    }
+    const cached = (text: string) => documents.options.documentCache.get(text);
+    expect(answered.map(cached).filter((document) => document !== undefined && reserved.has(document))).toEqual([]);
+    expect(reserved).toEqual(new Set([cached(executed)]));
   });
 
   it('keeps plans within the document cache bound, however many shapes come often enough to compile', async () => {

@@ -259,9 +259,9 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('ready answers and the rate limit', () => {
     await cacheAnswering(server);
   });
 
-  // 30 names asked once execute the document 30 times (compiled from its 16th execution on), so
-  // both engines' resolvers take the lookup made before them; 10 lookups of one name are answered
-  // from its kept answer from the third on. A lookup made twice would run out after 20.
+  // 30 names asked once are each looked up once, before their answers are written; 10 lookups
+  // of one name are answered from its kept answer once the cache keeps the profile. A lookup
+  // made twice would run out after 20.
   it('draws one point for every lookup, executed or kept, and refuses the one over the limit', async () => {
     const query = PROFILE_QUERY('name');
     const names = [

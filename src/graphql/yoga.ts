@@ -28,7 +28,7 @@ import { maskError } from './execution/error-masking.js';
 import { executeHooks } from './execution/execute-hooks.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './execution/graphql-armor.js';
 import { PreparedOperations } from './execution/prepared-operations.js';
-import { profileAnswers } from './execution/profile-answers.js';
+import { type ProfileAnswers, profileAnswers } from './execution/profile-answers.js';
 import { uncompiledWhenRefused } from './execution/refused-variables.js';
 import { validationByShape } from './execution/validation-by-shape.js';
 import { yogaLogger } from './execution/yoga-logger.js';
@@ -91,9 +91,16 @@ export interface GraphQLServerDeps {
  * room for the compiled query (see ./execution/document-memory.ts): compiled queries live and die with
  * their cache entries. Queries with string literals are compiled once per shape instead
  * (./execution/compiled-by-shape.ts), unless their shape cannot be. Variables a compiled document refuses
- * are answered by uncompiled execution (./execution/refused-variables.ts).
+ * are answered by uncompiled execution (./execution/refused-variables.ts). Operations answered
+ * from kept or written profile answers (./execution/profile-answers.ts) are not compiled: they
+ * execute only where an answer cannot be written, and the compiled query would cost its
+ * compilation and a place in the document cache for those few executions.
  */
-function compiledExecution(documents: DocumentCaches, byShape: CompiledByShape): ReturnType<typeof useGraphQlJit> {
+function compiledExecution(
+  documents: DocumentCaches,
+  byShape: CompiledByShape,
+  answers: ProfileAnswers | undefined,
+): ReturnType<typeof useGraphQlJit> {
   const executions = new WeakMap<DocumentNode, number>();
   const jit = useGraphQlJit(
     {},
@@ -112,6 +119,8 @@ function compiledExecution(documents: DocumentCaches, byShape: CompiledByShape):
   return {
     onSubscribe: jit.onSubscribe,
     onExecute(payload) {
+      // Answered from kept or written answers: compiled, it would run only where writing fails.
+      if (answers?.plans(payload.args.document, payload.args.operationName) === true) return;
       const uncompiled = payload.executeFn;
       return jit.onExecute?.({
         ...payload,
@@ -170,6 +179,7 @@ export function createGraphQLServer({
   ),
 }: GraphQLServerDeps): GraphQLServer {
   const byShape = compiledExecutionByShape(schema, documents);
+  const answers = keptAnswers ? profileAnswers(schema) : undefined;
   const resultProcess = resultProcessHooks();
   const execution = executeHooks();
   const masking = (error: unknown) => maskError(error, { production: config.production });
@@ -205,9 +215,9 @@ export function createGraphQLServer({
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,
       validationByShape(schema),
-      ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape)] : []),
+      ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape, answers)] : []),
       // After the plugins that choose the execute function: it wraps the one they chose.
-      ...(keptAnswers ? [profileAnswers(schema)] : []),
+      ...(answers === undefined ? [] : [answers.plugin]),
       ...plugins,
       resultProcess.plugin,
       execution.plugin,

@@ -250,8 +250,18 @@ function answerResult(responseKey: string, text: string): WrittenResult {
 
 type ExecuteFunction = (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>;
 
-/** The plugin; it goes after the plugins that choose the execute function (compiled execution). */
-export function profileAnswers(schema: GraphQLSchema): Plugin {
+/** The plugin, and which operations it answers. */
+export interface ProfileAnswers {
+  /** Goes after the plugins that choose the execute function (compiled execution). */
+  plugin: Plugin;
+  /**
+   * Whether the operation has a plan: its answers are kept or written, and it executes only
+   * where that fails (compiled execution leaves such documents alone, see ../yoga.ts).
+   */
+  plans(document: DocumentNode, operationName: string | null | undefined): boolean;
+}
+
+export function profileAnswers(schema: GraphQLSchema): ProfileAnswers {
   // By operation name; null for none (which differs from the name '', an operation no document has).
   const plans = new WeakMap<DocumentNode, Map<string | null, AnswerPlan | null>>();
   const planFor = (document: DocumentNode, operationName: string | null | undefined) => {
@@ -268,7 +278,7 @@ export function profileAnswers(schema: GraphQLSchema): Plugin {
     }
     return plan;
   };
-  return {
+  const plugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn }) {
       const plan = planFor(args.document, args.operationName);
       if (plan === null) return;
@@ -283,6 +293,7 @@ export function profileAnswers(schema: GraphQLSchema): Plugin {
       }
     },
   };
+  return { plugin, plans: (document, operationName) => planFor(document, operationName) !== null };
 }
 
 /** `profile(name:)`: the kept answer, else the written one (null for no profile), else execution. */
