@@ -41,6 +41,7 @@ const GRAPHQL_SUITES = [
   'test/live-updates.test.ts',
   'test/live-updates-abuse.test.ts',
   'test/request-encoding.test.ts',
+  'test/early-headers.test.ts',
   'test/graphql.test.ts',
   'test/graphql-armor.test.ts',
   'test/graphql-errors.test.ts',

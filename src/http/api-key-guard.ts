@@ -20,6 +20,7 @@ import {
   UNAVAILABLE_RETRY_AFTER_SECONDS,
 } from '../service/errors.js';
 import type { ApiKeyGrant } from '../service/request.js';
+import { requestIdOfAnswer } from './request-id.js';
 import { sendError, sendJson } from './respond.js';
 
 /** Answers about a key are for the one client that sent it. */
@@ -144,6 +145,6 @@ function unavailable(req: IncomingMessage, res: ServerResponse, error: unknown, 
     sendError(req, res, 503, SERVICE_UNAVAILABLE_MESSAGE, { 'Retry-After': UNAVAILABLE_RETRY_AFTER_SECONDS });
     return;
   }
-  logger.error({ requestId: res.getHeader('x-request-id'), reason: describeFailure(error) }, 'API key lookup failed');
+  logger.error({ requestId: requestIdOfAnswer(res), reason: describeFailure(error) }, 'API key lookup failed');
   sendError(req, res, 500, INTERNAL_SERVER_ERROR_MESSAGE);
 }

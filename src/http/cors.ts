@@ -4,6 +4,7 @@
  * exposed headers everywhere, and preflights answered for a day.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setEarlyHeader } from './early-headers.js';
 
 /** Response headers a browser script may read. */
 const EXPOSED_HEADERS = [
@@ -37,8 +38,8 @@ const PREFLIGHT_MAX_AGE_SECONDS = '86400';
 
 /** Adds the policy's headers to an answer of a CORS route. */
 export function applyCors(res: ServerResponse): void {
-  res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', EXPOSE);
+  setEarlyHeader(res, 'Access-Control-Allow-Origin', '*');
+  setEarlyHeader(res, 'Access-Control-Expose-Headers', EXPOSE);
 }
 
 export function isPreflight(req: IncomingMessage): boolean {

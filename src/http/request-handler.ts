@@ -9,7 +9,8 @@ import type { Logger } from '../logging/logger.js';
 import type { ApiKeyStore } from '../service/api-keys.js';
 import { type ApiKeyGuardOptions, guardApiKey } from './api-key-guard.js';
 import { applyCors } from './cors.js';
-import { requestIdOf } from './request-id.js';
+import { setEarlyHeader } from './early-headers.js';
+import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 import type { Match, Router } from './router.js';
 
 /** What logs and measures requests (src/ops): told each request first, with the route it matched. */
@@ -51,9 +52,9 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
   const restGuard = guard(false);
   const graphqlGuard = guard(true);
   const route = (req: IncomingMessage, res: ServerResponse): Match => {
-    res.setHeader('X-Request-Id', requestIdOf(req));
+    setEarlyHeader(res, REQUEST_ID_HEADER, requestIdOf(req));
     // No answer of the service is to be read as another type than it declares (JSON, SSE, HTML).
-    res.setHeader('X-Content-Type-Options', 'nosniff');
+    setEarlyHeader(res, 'X-Content-Type-Options', 'nosniff');
     const match = router.match(req, res);
     observation.observe(req, res, match.route?.pattern ?? unmatchedRoute);
     if (match.route?.cors !== true) return match;

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { rateLimitKey } from '../limits/client-key.js';
 import { apiKeyClient, ServiceRequest } from '../service/request.js';
 import { apiKeyOf } from './api-key-guard.js';
-import { requestIdOf } from './request-id.js';
+import { requestIdOf, requestIdOfAnswer } from './request-id.js';
 
 export function serviceRequestFor(
   req: IncomingMessage,
@@ -16,8 +16,7 @@ export function serviceRequestFor(
 ): ServiceRequest {
   // The app puts the id on the response first, so logs and the X-Request-Id header agree; a
   // WebSocket upgrade has no response.
-  const given = res?.getHeader('x-request-id');
-  const requestId = typeof given === 'string' ? given : requestIdOf(req);
+  const requestId = (res === undefined ? undefined : requestIdOfAnswer(res)) ?? requestIdOf(req);
   // A request with a valid API key (checked by ./api-key-guard.ts before any handler) counts
   // under the key, whatever its address.
   const apiKey = apiKeyOf(req);

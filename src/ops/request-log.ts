@@ -4,6 +4,7 @@
  * strings carry e-mail addresses.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestIdOfAnswer } from '../http/request-id.js';
 import type { Logger } from '../logging/logger.js';
 import type { Metrics } from './metrics.js';
 import type { RequestNotes } from './request-notes.js';
@@ -38,11 +39,11 @@ export function createRequestObserver({ logger, metrics, notes, quietRoutes }: R
       // Server errors (503 while the database is away included) stay visible at LOG_LEVEL=warn.
       const level = res.writableFinished && res.statusCode >= 500 ? 'warn' : quietRoutes.has(route) ? 'debug' : 'info';
       if (!logger.isLevelEnabled(level)) return;
-      const requestId = res.getHeader('x-request-id');
+      const requestId = requestIdOfAnswer(res);
       const note = notes.get(req);
       const operations = note?.graphqlOperations;
       const line = {
-        requestId: typeof requestId === 'string' ? requestId : undefined,
+        requestId,
         method,
         route,
         status: res.writableFinished ? res.statusCode : ABORTED_STATUS,

@@ -5,6 +5,7 @@
  * details, logged once with the request id.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { requestIdOfAnswer } from '../http/request-id.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { Logger } from '../logging/logger.js';
 import {
@@ -49,7 +50,7 @@ export function sendServiceError(
   const serviceError = asServiceError(error);
   if (serviceError === undefined) {
     // The innermost cause only: Drizzle's wrapper repeats the SQL and its parameters.
-    logger.error({ requestId: res.getHeader('x-request-id'), reason: describeFailure(error) }, 'REST request failed');
+    logger.error({ requestId: requestIdOfAnswer(res), reason: describeFailure(error) }, 'REST request failed');
     if (res.headersSent) res.destroy();
     else sendError(req, res, 500, INTERNAL_SERVER_ERROR_MESSAGE, headers);
     return;
