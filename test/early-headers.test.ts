@@ -57,7 +57,12 @@ describe('ServiceResponse: early headers written with the answer', () => {
   };
 
   it('sends the early headers first, then the answer’s, each once', async () => {
-    const answer = await answerWith((res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok'));
+    let setHeaders: string[] = [];
+    const answer = await answerWith((res) => {
+      res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok');
+      setHeaders = res.getHeaderNames();
+    });
+    expect(setHeaders).toEqual([]);
     expect(answer.lines.slice(0, 3)).toEqual([
       ['X-Request-Id', 'early-id'],
       ['X-Content-Type-Options', 'nosniff'],
@@ -80,11 +85,15 @@ describe('ServiceResponse: early headers written with the answer', () => {
   });
 
   it('adds them to an answer whose head node writes by itself (end without writeHead)', async () => {
+    let setHeaders: string[] = [];
     const answer = await answerWith((res) => {
       res.statusCode = 404;
       res.end();
+      setHeaders = res.getHeaderNames();
     });
     expect(answer.status).toBe(404);
+    // Written straight into the head: nothing went through setHeader's map.
+    expect(setHeaders).toEqual([]);
     expect(valuesOf(answer, 'x-request-id')).toEqual(['early-id']);
   });
 

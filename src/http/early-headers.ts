@@ -17,7 +17,7 @@ import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders
 /** The response class of the service's HTTP server. */
 export class ServiceResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   /** The early headers in the order they were given: name, value, name, value… */
-  earlyHeaders: string[] = [];
+  readonly earlyHeaders: string[] = [];
 
   override writeHead(
     statusCode: number,
@@ -30,7 +30,7 @@ export class ServiceResponse<Request extends IncomingMessage = IncomingMessage> 
     if (early.length === 0) return super.writeHead(statusCode, reason, given);
     // Headers set with setHeader (Yoga's own handler does) or given as a list: node merges them
     // itself, so the early ones join as setHeader would have had them, the answer's winning.
-    if (given === undefined || Array.isArray(given) || this.getHeaderNames().length > 0) {
+    if (Array.isArray(given) || this.getHeaderNames().length > 0) {
       for (let i = 0; i < early.length; i += 2) {
         const name = early[i] as string;
         if (!this.hasHeader(name)) super.setHeader(name, early[i + 1] as string);
@@ -45,9 +45,10 @@ export class ServiceResponse<Request extends IncomingMessage = IncomingMessage> 
  * The early headers first, then the answer's: an answer's header of the same name (in any case)
  * replaces the early one, as `setHeader` before `writeHead` did.
  */
-function withEarlyHeaders(early: readonly string[], given: OutgoingHttpHeaders): OutgoingHttpHeaders {
+function withEarlyHeaders(early: readonly string[], given: OutgoingHttpHeaders | undefined): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (let i = 0; i < early.length; i += 2) out[early[i] as string] = early[i + 1];
+  if (given === undefined) return out;
   for (const name in given) {
     const replaced = earlyNameLike(early, name);
     if (replaced !== undefined && replaced !== name) delete out[replaced];
