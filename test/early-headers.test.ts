@@ -8,7 +8,7 @@
  */
 import { createServer, get, type IncomingMessage, OutgoingMessage, request, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { earlyHeaderOf, ServiceResponse, setEarlyHeader } from '../src/http/early-headers.js';
 import { TEST_GRAPHQL_HTTP_PATH, useDemoServer } from './support/app-server.js';
 
@@ -147,8 +147,13 @@ describe('ServiceResponse: early headers written with the answer', () => {
 describe('the service’s answers', () => {
   const suite = useDemoServer({ PROFILE_LIMIT: '0' });
   const url = (path: string) => `${suite.server.url}${path}`;
-  const setHeader = vi.spyOn(OutgoingMessage.prototype, 'setHeader');
-  afterEach(() => setHeader.mockClear());
+  // Spied only around this suite's tests: the Yoga-handler project shares modules between files,
+  // and a spy left behind would keep every response it saw.
+  let setHeader: MockInstance<OutgoingMessage['setHeader']>;
+  beforeEach(() => {
+    setHeader = vi.spyOn(OutgoingMessage.prototype, 'setHeader');
+  });
+  afterEach(() => setHeader.mockRestore());
   /** setHeader calls on the server's responses (the test's own client requests call it too). */
   const setOnResponses = () => setHeader.mock.contexts.filter((context) => context instanceof ServerResponse).length;
 
