@@ -13,6 +13,7 @@
  * before; the answers are the same either way.
  */
 import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { sameHeaderName } from './respond.js';
 
 /** The response class of the service's HTTP server. */
 export class ServiceResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
@@ -61,23 +62,10 @@ function withEarlyHeaders(early: readonly string[], given: OutgoingHttpHeaders |
 function earlyNameLike(early: readonly string[], name: string): string | undefined {
   for (let i = 0; i < early.length; i += 2) {
     const earlyName = early[i] as string;
-    if (sameIgnoringCase(earlyName, name)) return earlyName;
+    if (sameHeaderName(earlyName, name)) return earlyName;
   }
   return undefined;
 }
-
-/** ASCII case-insensitive equality without lower-cased copies (this runs for every header of every answer). */
-function sameIgnoringCase(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y && lowerAscii(x) !== lowerAscii(y)) return false;
-  }
-  return true;
-}
-
-const lowerAscii = (code: number): number => (code >= 65 && code <= 90 ? code + 32 : code);
 
 /** Gives a header every answer to this request carries, before the answer is known. */
 export function setEarlyHeader(res: ServerResponse, name: string, value: string): void {

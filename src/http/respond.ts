@@ -43,3 +43,19 @@ export function sendNotModified(res: ServerResponse, headers: OutgoingHttpHeader
   res.writeHead(304, headers);
   res.end();
 }
+
+/**
+ * Whether two header names are the same name (ASCII case-insensitive, as HTTP compares them),
+ * without lower-cased copies: answers compare their header names on every request.
+ */
+export function sameHeaderName(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y && lowerAscii(x) !== lowerAscii(y)) return false;
+  }
+  return true;
+}
+
+const lowerAscii = (code: number): number => (code >= 65 && code <= 90 ? code + 32 : code);

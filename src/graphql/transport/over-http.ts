@@ -41,7 +41,7 @@ import { isAsyncIterable, processRegularResult } from 'graphql-yoga';
 import { isEncoded, unsupportedCharset } from '../../http/body-coding.js';
 import { codingOf, isCompressible, MIN_COMPRESSED_BYTES, sendEncoded } from '../../http/compression.js';
 import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
-import { sendError } from '../../http/respond.js';
+import { sameHeaderName, sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
 import type { Logger } from '../../logging/logger.js';
 import { isPromiseLike } from '../execution/execute-hooks.js';
@@ -406,7 +406,7 @@ function write(req: IncomingMessage, res: ServerResponse, response: CapturedResp
 /** A header of `headers` by its name in any case (Yoga's processors write `Content-Type`). */
 function headerOf(headers: OutgoingHttpHeaders, name: string): string | undefined {
   for (const key in headers) {
-    if (key.length === name.length && key.toLowerCase() === name) {
+    if (sameHeaderName(key, name)) {
       const value = headers[key];
       return typeof value === 'string' ? value : undefined;
     }
