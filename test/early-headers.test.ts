@@ -6,39 +6,21 @@
  * node's `setHeader` on the service's own paths. vitest.config.ts runs this suite on Yoga's
  * handler too, which sets its headers with `setHeaders`.
  */
-import { createServer, get, type IncomingMessage, OutgoingMessage, request, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, OutgoingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { earlyHeaderOf, ServiceResponse, setEarlyHeader } from '../src/http/early-headers.js';
 import { TEST_GRAPHQL_HTTP_PATH, useDemoServer } from './support/app-server.js';
+import { type RawResponse, rawClient } from './support/raw-http.js';
 
-interface RawAnswer {
-  status: number;
-  statusMessage: string;
-  /** Header lines as sent: [name, value] in order, names as written. */
-  lines: Array<[string, string]>;
-}
-
-function fetchRaw(url: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    get(url, { headers }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(rawAnswer(res)));
-    }).on('error', reject);
-  });
-}
-
-function rawAnswer(res: IncomingMessage): RawAnswer {
-  const lines: Array<[string, string]> = [];
-  for (let i = 0; i < res.rawHeaders.length; i += 2) {
-    lines.push([res.rawHeaders[i] as string, res.rawHeaders[i + 1] as string]);
+/** The values of header `name` (any case) in the order sent, as many as were sent. */
+function valuesOf(answer: RawResponse, name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < answer.rawHeaders.length; i += 2) {
+    if (answer.rawHeaders[i]?.toLowerCase() === name.toLowerCase()) values.push(answer.rawHeaders[i + 1] as string);
   }
-  return { status: res.statusCode ?? 0, statusMessage: res.statusMessage ?? '', lines };
+  return values;
 }
-
-/** The values of header `name` (any case), as many as were sent. */
-const valuesOf = (answer: RawAnswer, name: string) =>
-  answer.lines.filter(([line]) => line.toLowerCase() === name.toLowerCase()).map(([, value]) => value);
 
 describe('ServiceResponse: early headers written with the answer', () => {
   let handler: (res: ServerResponse) => void = () => {};
@@ -47,13 +29,19 @@ describe('ServiceResponse: early headers written with the answer', () => {
     setEarlyHeader(res, 'X-Content-Type-Options', 'nosniff');
     handler(res);
   });
-  const url = () => `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  beforeAll(() => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve)));
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  let client: ReturnType<typeof rawClient>;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    client = rawClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  });
+  afterAll(async () => {
+    client.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
 
   const answerWith = async (write: (res: ServerResponse) => void) => {
     handler = write;
-    return fetchRaw(url());
+    return client.send('/');
   };
 
   it('sends the early headers first, then the answer’s, each once', async () => {
@@ -63,10 +51,13 @@ describe('ServiceResponse: early headers written with the answer', () => {
       setHeaders = res.getHeaderNames();
     });
     expect(setHeaders).toEqual([]);
-    expect(answer.lines.slice(0, 3)).toEqual([
-      ['X-Request-Id', 'early-id'],
-      ['X-Content-Type-Options', 'nosniff'],
-      ['Content-Type', 'text/plain'],
+    expect(answer.rawHeaders.slice(0, 6)).toEqual([
+      'X-Request-Id',
+      'early-id',
+      'X-Content-Type-Options',
+      'nosniff',
+      'Content-Type',
+      'text/plain',
     ]);
   });
 
@@ -146,7 +137,11 @@ describe('ServiceResponse: early headers written with the answer', () => {
 
 describe('the service’s answers', () => {
   const suite = useDemoServer({ PROFILE_LIMIT: '0' });
-  const url = (path: string) => `${suite.server.url}${path}`;
+  let client: ReturnType<typeof rawClient>;
+  beforeAll(() => {
+    client = rawClient(suite.server.url);
+  });
+  afterAll(() => client.close());
   // Spied only around this suite's tests: the Yoga-handler project shares modules between files,
   // and a spy left behind would keep every response it saw.
   let setHeader: MockInstance<OutgoingMessage['setHeader']>;
@@ -157,28 +152,13 @@ describe('the service’s answers', () => {
   /** setHeader calls on the server's responses (the test's own client requests call it too). */
   const setOnResponses = () => setHeader.mock.contexts.filter((context) => context instanceof ServerResponse).length;
 
-  const postGraphQL = (query: string): Promise<RawAnswer> =>
-    new Promise((resolve, reject) => {
-      const body = JSON.stringify({ query });
-      const req = request(url('/graphql'), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': body.length },
-      });
-      req.on('response', (res) => {
-        res.resume();
-        res.on('end', () => resolve(rawAnswer(res)));
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-
   it.each([
     ['a profile', '/api/demo@me', 200],
     ['a missing profile', '/api/nobody@me', 404],
     ['a malformed name', '/api/not-a-name', 400],
     ['an owner check', '/api/owner-check?email=a@example.org&name=demo@me', 200],
   ])('%s: request id, nosniff and CORS once each, none set through setHeader', async (_, path, status) => {
-    const answer = await fetchRaw(url(path), { 'x-request-id': 'client-id-1' });
+    const answer = await client.send(path, { headers: { 'x-request-id': 'client-id-1' } });
     expect(answer.status).toBe(status);
     expect(valuesOf(answer, 'x-request-id')).toEqual(['client-id-1']);
     expect(valuesOf(answer, 'x-content-type-options')).toEqual(['nosniff']);
@@ -188,7 +168,11 @@ describe('the service’s answers', () => {
   });
 
   it('a GraphQL answer: the same headers once each', async () => {
-    const answer = await postGraphQL('{ profile(name: "demo@me") { name } }');
+    const answer = await client.send('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query: '{ profile(name: "demo@me") { name } }' }),
+    });
     expect(answer.status).toBe(200);
     for (const name of ['x-request-id', 'x-content-type-options', 'access-control-allow-origin']) {
       expect(valuesOf(answer, name)).toHaveLength(1);
@@ -198,7 +182,7 @@ describe('the service’s answers', () => {
   });
 
   it('a route without CORS (/healthz) has the request id and nosniff, and no CORS header', async () => {
-    const answer = await fetchRaw(url('/healthz'));
+    const answer = await client.send('/healthz');
     expect(answer.status).toBe(200);
     expect(valuesOf(answer, 'x-request-id')).toHaveLength(1);
     expect(valuesOf(answer, 'x-content-type-options')).toEqual(['nosniff']);

@@ -7,7 +7,10 @@ import { Agent, get, type IncomingHttpHeaders, type OutgoingHttpHeaders, request
 
 export interface RawResponse {
   status: number;
+  statusMessage: string;
   headers: IncomingHttpHeaders;
+  /** The header lines as sent, names in their case: name, value, name, value… */
+  rawHeaders: string[];
   /** The body as UTF-8 text ('' for HEAD and 304). */
   text: string;
 }
@@ -43,7 +46,9 @@ export function rawClient(baseUrl: string, timeoutMs = 10_000): RawClient {
             res.on('end', () =>
               resolve({
                 status: res.statusCode ?? 0,
+                statusMessage: res.statusMessage ?? '',
                 headers: res.headers,
+                rawHeaders: res.rawHeaders,
                 text: Buffer.concat(chunks).toString('utf8'),
               }),
             );
