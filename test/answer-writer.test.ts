@@ -23,13 +23,13 @@ import {
   parse,
   validate,
 } from 'graphql';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { answerWriter } from '../src/graphql/execution/answer-writer.js';
 import { answerPlanOf } from '../src/graphql/execution/profile-answers.js';
 import type { GraphQLContext } from '../src/graphql/schema/context.js';
 import { schema } from '../src/graphql/schema/schema.js';
 import { Profile } from '../src/profiles/profile.js';
-import { StoredRecord, splitStoredRecords } from '../src/profiles/stored-records.js';
+import { recordsAnswerText, StoredRecord, splitStoredRecords } from '../src/profiles/stored-records.js';
 import { KEPT_ANSWER_QUERIES } from './support/graphql-fixtures.js';
 
 /** What execution answers under `profile`: its text, or undefined when it has errors. */
@@ -100,6 +100,11 @@ describe('answers written for the service schema', () => {
     `query P($n: String!) { profile(name: $n) { ...A ... on Profile { records { ...B } } } }
      fragment A on Profile { attributes { value { ... on IntAttributeValue { value } __typename } } }
      fragment B on ProfileRecord { __typename ... on TextRecord { value } ... on SocialRecord { twitter entries { key } } }`,
+    // Written from the stored text (src/graphql/execution/stored-records-writer.ts) where it allows.
+    'query P($n: String!) { profile(name: $n) { records { t: type raw k: key key raw } name } }',
+    'query P($n: String!) { profile(name: $n) { records { raw } records { ...R } } } fragment R on ProfileRecord { key }',
+    // Not the same fields on every record type: written record by record.
+    'query P($n: String!) { profile(name: $n) { records { key ... on TextRecord { raw } } } }',
   ];
 
   for (const [kind, recordsJson] of Object.entries(RECORDS)) {
@@ -134,6 +139,33 @@ describe('answers written for the service schema', () => {
     }
     const profile = profileWith(RECORDS.nullValue);
     expect(plan?.write(profile, contextFor(profile))).toBeUndefined();
+  });
+
+  it('writes records asked for key, type and raw from the stored text, without splitting it, where the text allows', () => {
+    const split = vi.spyOn(Profile.prototype, 'records', 'get');
+    try {
+      const splits = (query: string, kind: keyof typeof RECORDS) => {
+        split.mockClear();
+        const plan = answerPlanOf(schema, parse(query), undefined);
+        const profile = profileWith(RECORDS[kind]);
+        expect(plan?.write(profile, contextFor(profile)), `${kind}: ${query}`).toBeTypeOf('string');
+        return split.mock.calls.length > 0;
+      };
+      const keyTypeRaw = KEPT_ANSWER_QUERIES[0] as string;
+      expect(splits(keyTypeRaw, 'plain')).toBe(false);
+      expect(splits(keyTypeRaw, 'none')).toBe(false);
+      expect(splits(SELECTIONS.at(-3) as string, 'plain')).toBe(false);
+      expect(splits(SELECTIONS.at(-2) as string, 'plain')).toBe(false);
+      // A backslash, a value that is not text, a key written twice, another layout: split as before.
+      for (const kind of ['escapes', 'otherValues', 'orderAndRepeats', 'whitespace'] as const) {
+        expect(splits(keyTypeRaw, kind), kind).toBe(true);
+      }
+      // __typename, or fields that differ between record types.
+      expect(splits(KEPT_ANSWER_QUERIES[2] as string, 'plain')).toBe(true);
+      expect(splits(SELECTIONS.at(-1) as string, 'plain')).toBe(true);
+    } finally {
+      split.mockRestore();
+    }
   });
 });
 
@@ -192,6 +224,42 @@ describe("a stored record's raw text", () => {
       const [record] = splitStoredRecords(`{"1":{"type":"t","value":{${keys.join(',')},"k0":"w"}}}`) as StoredRecord[];
       expect(record?.rawText, `${count} keys`).toBeUndefined();
       expect(JSON.stringify(record?.raw)).not.toBe(record?.text);
+    }
+  });
+
+  it('is what records written from the stored text give, or they give nothing', () => {
+    const fields = [
+      { prefix: '{"k":', part: 'key' },
+      { prefix: ',"t":', part: 'type' },
+      { prefix: ',"r":', part: 'raw' },
+    ] as const;
+    const json = `{${texts.map((text, i) => `"${i}":{"type":"t${i}","value":${text}}`).join(',')}}`;
+    const each = (splitStoredRecords(json) as StoredRecord[]).map((record) =>
+      record.rawText === undefined
+        ? undefined
+        : `{"k":${JSON.stringify(record.key)},"t":${JSON.stringify(record.type)},"r":${record.rawText}}`,
+    );
+    for (const [i, text] of texts.entries()) {
+      const one = `{"${i}":{"type":"t${i}","value":${text}}}`;
+      // A backslash anywhere sends the whole text to the split, even where rawText would take it.
+      const expected = text.includes('\\') || each[i] === undefined ? undefined : `[${each[i]}]`;
+      expect(recordsAnswerText(one, fields), text).toBe(expected);
+    }
+    const plain = texts.filter((_, i) => each[i] !== undefined && !texts[i]?.includes('\\'));
+    const many = `{${plain.map((text, i) => `"${i * 7}":{"type":"a b","value":${text}}`).join(',')}}`;
+    const written = recordsAnswerText(many, fields);
+    expect(JSON.parse(written as string)).toEqual(
+      (splitStoredRecords(many) as StoredRecord[]).map((record) => ({ k: record.key, t: record.type, r: record.raw })),
+    );
+    expect(recordsAnswerText('{}', fields)).toBe('[]');
+    for (const broken of [
+      '',
+      '[]',
+      '{"a":{"type":"t","value":"v"}}',
+      '{"1":{"type":"t","value":"v"}',
+      '{"1":{"type":"t","value":"v"}}x',
+    ]) {
+      expect(recordsAnswerText(broken, fields), broken).toBeUndefined();
     }
   });
 

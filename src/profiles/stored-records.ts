@@ -138,8 +138,8 @@ export function splitStoredRecords(json: string): StoredRecord[] | undefined {
   for (;;) {
     if (json.charCodeAt(at) !== QUOTE) return undefined;
     const keyEnd = json.indexOf('"', at + 1);
+    if (keyEnd < 0 || !digitsBetween(json, at + 1, keyEnd) || !json.startsWith(TYPE_PART, keyEnd)) return undefined;
     const key = json.slice(at + 1, keyEnd);
-    if (keyEnd < 0 || !isDigits(key) || !json.startsWith(TYPE_PART, keyEnd)) return undefined;
     const typeStart = keyEnd + TYPE_PART.length;
     const typeEnd = endOfString(json, typeStart);
     if (typeEnd < 0 || !json.startsWith(VALUE_PART, typeEnd)) return undefined;
@@ -158,15 +158,6 @@ export function splitStoredRecords(json: string): StoredRecord[] | undefined {
     if (next !== COMMA) return undefined;
     at += 1;
   }
-}
-
-function isDigits(text: string): boolean {
-  if (text.length === 0) return false;
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    if (code < 0x30 || code > 0x39) return false;
-  }
-  return true;
 }
 
 /** The string a JSON string literal stands for; only one with escapes is parsed. */
@@ -253,4 +244,101 @@ function endOfOther(json: string, start: number): number {
     at += 1;
   }
   return -1;
+}
+
+/** A part of a record an answer writes: its key, its type or its value (`raw`), as JSON text. */
+type RecordPart = 'key' | 'type' | 'raw';
+
+/** One field of each record's answer object: the text before it (`{"key":`, `,"t":`) and its part. */
+export interface RecordPartField {
+  prefix: string;
+  part: RecordPart;
+}
+
+/**
+ * The JSON text of a list of objects with `fields`, one per record of a records text (the layout
+ * `splitStoredRecords` reads), written straight from the stored text: the same text as writing
+ * each split record's `key` and `type` with JSON.stringify and its `raw` as `rawText`, without a
+ * record object or a string per part. Undefined where that needs more than slicing — a backslash
+ * anywhere in the text, a value that is neither a string nor a map of strings, a map that writes
+ * a key twice, another layout —, and the caller writes the split records instead.
+ */
+export function recordsAnswerText(json: string, fields: readonly RecordPartField[]): string | undefined {
+  if (json.charCodeAt(0) !== OPEN_BRACE || json.includes('\\')) return undefined;
+  if (json.length === 2 && json.charCodeAt(1) === CLOSE_BRACE) return '[]';
+  let text = '[';
+  let at = 1;
+  for (;;) {
+    if (json.charCodeAt(at) !== QUOTE) return undefined;
+    const keyEnd = json.indexOf('"', at + 1);
+    if (keyEnd < 0 || !digitsBetween(json, at + 1, keyEnd) || !json.startsWith(TYPE_PART, keyEnd)) return undefined;
+    const typeStart = keyEnd + TYPE_PART.length;
+    const typeEnd = plainStringEnd(json, typeStart);
+    if (typeEnd < 0 || !json.startsWith(VALUE_PART, typeEnd)) return undefined;
+    const valueStart = typeEnd + VALUE_PART.length;
+    const valueEnd =
+      json.charCodeAt(valueStart) === OPEN_BRACE ? plainMapEnd(json, valueStart) : plainStringEnd(json, valueStart);
+    if (valueEnd < 0 || json.charCodeAt(valueEnd) !== CLOSE_BRACE) return undefined;
+    if (at !== 1) text += ',';
+    for (const { prefix, part } of fields) {
+      text += prefix;
+      // Without a backslash, a string's JSON text is its stored literal, quotes included.
+      if (part === 'key') text += json.slice(at, keyEnd + 1);
+      else if (part === 'type') text += json.slice(typeStart, typeEnd);
+      else text += json.slice(valueStart, valueEnd);
+    }
+    text += '}';
+    at = valueEnd + 1;
+    const next = json.charCodeAt(at);
+    if (next === CLOSE_BRACE) return at === json.length - 1 ? `${text}]` : undefined;
+    if (next !== COMMA) return undefined;
+    at += 1;
+  }
+}
+
+/** The index after the string at `start` in text without a backslash, or -1. */
+function plainStringEnd(json: string, start: number): number {
+  if (json.charCodeAt(start) !== QUOTE) return -1;
+  const quote = json.indexOf('"', start + 1);
+  return quote < 0 ? -1 : quote + 1;
+}
+
+/** Where each key of the map being read starts and ends: reused, as the scan runs for every map record. */
+const keyStarts: number[] = [];
+const keyEnds: number[] = [];
+
+/**
+ * The index after the map of strings at `start` in text without a backslash; -1 for anything else,
+ * or for a map that writes a key twice (parsing keeps one) or has more keys than are compared.
+ */
+function plainMapEnd(json: string, start: number): number {
+  let at = start + 1;
+  if (json.charCodeAt(at) === CLOSE_BRACE) return at + 1;
+  keyStarts.length = 0;
+  keyEnds.length = 0;
+  for (;;) {
+    const keyEnd = plainStringEnd(json, at);
+    if (keyEnd < 0 || json.charCodeAt(keyEnd) !== COLON) return -1;
+    for (let i = 0; i < keyStarts.length; i += 1) {
+      if (sameText(json, keyStarts[i] as number, keyEnds[i] as number, at, keyEnd)) return -1;
+    }
+    if (keyStarts.length === MAX_KEYS_COMPARED) return -1;
+    keyStarts.push(at);
+    keyEnds.push(keyEnd);
+    at = plainStringEnd(json, keyEnd + 1);
+    if (at < 0) return -1;
+    const next = json.charCodeAt(at);
+    if (next === CLOSE_BRACE) return at + 1;
+    if (next !== COMMA) return -1;
+    at += 1;
+  }
+}
+
+function digitsBetween(text: string, start: number, end: number): boolean {
+  if (end <= start) return false;
+  for (let i = start; i < end; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code < 0x30 || code > 0x39) return false;
+  }
+  return true;
 }

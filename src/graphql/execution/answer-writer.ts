@@ -8,7 +8,9 @@
  * collection and argument values, the schema's resolvers, type resolvers and serialisers, in the
  * engine's order — but writes the answer's text as it goes, and a record's `raw` as its stored
  * text where that is the text `JSON.stringify` would write (`StoredRecord.rawText`). That saves
- * about 6 % of such a request's CPU (bench/README.md, "Issue 25, thirteenth round").
+ * about 6 % of such a request's CPU (bench/README.md, "Issue 25, thirteenth round"). A profile's
+ * records asked only for their key, type and value are written from their stored text without
+ * being split (./stored-records-writer.ts).
  *
  * It writes only answers without errors: a resolver that throws or returns a promise, a null
  * where the schema says non-null, a value a serialiser refuses — anything that would make the
@@ -43,6 +45,7 @@ import { collectSubfields } from 'graphql/execution/collectFields.js';
 import { getArgumentValues } from 'graphql/execution/values.js';
 import { StoredRecord } from '../../profiles/stored-records.js';
 import { isPromiseLike } from './execute-hooks.js';
+import { storedRecordsWriter } from './stored-records-writer.js';
 
 /** Writes the answer of the field for `source`; undefined when only execution may answer. */
 export type AnswerWriter = (source: unknown, context: unknown) => string | undefined;
@@ -131,6 +134,10 @@ function fieldWriter(
     const property: unknown = (source as Record<string, unknown>)[name];
     return typeof property === 'function' ? property.call(source, args, context, info) : property;
   };
+  const storedRecords = storedRecordsWriter(document, definition, nodes);
+  if (storedRecords !== undefined) {
+    return (source, context) => prefix + (storedRecords(source) ?? value(read(source, context), context));
+  }
   if (name !== 'raw' || getNamedType(definition.type).name !== 'JSON') {
     return (source, context) => prefix + value(read(source, context), context);
   }
