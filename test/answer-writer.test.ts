@@ -389,3 +389,77 @@ describe('answers written for a schema whose resolvers misbehave', () => {
     expect(JSON.parse(written ?? 'null')).toMatchObject({ shout: 'HEY', mood: 'SAD', pet: { __typename: 'Cat' } });
   });
 });
+
+describe('records written from the stored text only where the schema reads them as stored', () => {
+  const RECORDS_JSON = '{"1":{"type":"name","value":"Ann"},"2":{"type":"notes","value":{"b":"x","a":"y"}}}';
+  const profile = new Profile({
+    id: 1,
+    name: 'ann@me',
+    localPart: 'ann',
+    namespace: 'me',
+    description: '',
+    image: '',
+    level: 0,
+    contentHash: 'c',
+    recordsJson: RECORDS_JSON,
+  });
+  const Json = new GraphQLScalarType({ name: 'JSON', serialize: (value) => value });
+  const Labelled = new GraphQLScalarType({ name: 'Labelled', serialize: (value) => `k${String(value)}` });
+  type Part = { type?: GraphQLScalarType; resolve?: (record: StoredRecord) => unknown };
+  /** A schema like the service's, with one part of it changed; the writer must still agree with execution. */
+  const schemaWith = (change: {
+    records?: (profile: Profile) => unknown;
+    key?: Part;
+    raw?: Part;
+    isTypeOf?: boolean;
+  }): GraphQLSchema => {
+    const fields = () => ({
+      key: { type: new GraphQLNonNull(change.key?.type ?? GraphQLString), resolve: change.key?.resolve },
+      type: { type: new GraphQLNonNull(GraphQLString) },
+      raw: { type: new GraphQLNonNull(change.raw?.type ?? Json), resolve: change.raw?.resolve },
+    });
+    const Rec = new GraphQLInterfaceType({ name: 'Rec', fields, resolveType: () => 'Plain' });
+    const Plain = new GraphQLObjectType({
+      name: 'Plain',
+      interfaces: [Rec],
+      fields,
+      isTypeOf: change.isTypeOf === true ? () => false : undefined,
+    });
+    const ProfileType = new GraphQLObjectType({
+      name: 'Profile',
+      fields: {
+        records: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(Rec))), resolve: change.records },
+      },
+    });
+    return new GraphQLSchema({
+      types: [Plain],
+      query: new GraphQLObjectType({
+        name: 'Query',
+        fields: { profile: { type: ProfileType, resolve: () => profile } },
+      }),
+    });
+  };
+  const QUERY = '{ profile { records { raw key type } } }';
+  const changes: Array<[string, Parameters<typeof schemaWith>[0]]> = [
+    ['as the service reads them', {}],
+    ['records with a resolver of their own', { records: (p) => [...p.records].reverse() }],
+    ['a key with a resolver of its own', { key: { resolve: (record) => `#${record.key}` } }],
+    ['a key of another scalar', { key: { type: Labelled } }],
+    ['raw with a resolver of its own', { raw: { resolve: (record) => record.type } }],
+    ['a record type whose isTypeOf refuses the records', { isTypeOf: true }],
+  ];
+
+  for (const [label, change] of changes) {
+    it(`writes what execution answers: ${label}`, async () => {
+      const target = schemaWith(change);
+      const document = parse(QUERY);
+      const operation = getOperationAST(document);
+      const root = operation?.selectionSet.selections[0];
+      if (operation == null || root?.kind !== Kind.FIELD) throw new Error('no root field');
+      const profileType = target.getType('Profile') as GraphQLObjectType;
+      const write = answerWriter({ schema: target, operation, fragments: {} }, profileType, root);
+      const expected = await executed(target, document, {}, {});
+      expect(write(profile, {})).toBe(expected);
+    });
+  }
+});

@@ -2,7 +2,7 @@
  * A profile's `records` written straight from their stored text, for the answer writer
  * (./answer-writer.ts). Splitting a profile's records text into record objects and writing each
  * record's fields through the writer's per-type closures was the largest part of a written
- * profile answer (about 7 µs of a lookup's 46 on a fast machine, bench/README.md "Issue 25,
+ * profile answer (about 7 µs of the serving thread's CPU a lookup, bench/README.md "Issue 25,
  * seventeenth round"); a selection that asks each record only for `key`, `type` and `raw`, the
  * same on every record type, is the stored text sliced and joined (`recordsAnswerText` in
  * src/profiles/stored-records.ts), where the text allows it.
