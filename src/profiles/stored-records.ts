@@ -246,8 +246,11 @@ function endOfOther(json: string, start: number): number {
   return -1;
 }
 
-/** A part of a record an answer writes: its key, its type or its value (`raw`), as JSON text. */
-type RecordPart = 'key' | 'type' | 'raw';
+/**
+ * A part of a record an answer writes: its key, its type or its value (`raw`), as JSON text, or
+ * the name of the record's GraphQL type (`__typename`), which the caller's `typename` gives.
+ */
+type RecordPart = 'key' | 'type' | 'raw' | 'typename';
 
 /** One field of each record's answer object: the text before it (`{"key":`, `,"t":`) and its part. */
 export interface RecordPartField {
@@ -259,11 +262,17 @@ export interface RecordPartField {
  * The JSON text of a list of objects with `fields`, one per record of a records text (the layout
  * `splitStoredRecords` reads), written straight from the stored text: the same text as writing
  * each split record's `key` and `type` with JSON.stringify and its `raw` as `rawText`, without a
- * record object or a string per part. Undefined where that needs more than slicing — a backslash
+ * record object or a string per part. `typename`, when given, is called with each record as the
+ * split makes it and answers the JSON text of its type's name, or undefined to give up (a part
+ * `typename` needs it). Undefined where that needs more than slicing — a backslash
  * anywhere in the text, a value that is neither a string nor a map of strings, a map that writes
  * a key twice, another layout —, and the caller writes the split records instead.
  */
-export function recordsAnswerText(json: string, fields: readonly RecordPartField[]): string | undefined {
+export function recordsAnswerText(
+  json: string,
+  fields: readonly RecordPartField[],
+  typename?: (record: StoredRecord) => string | undefined,
+): string | undefined {
   if (json.charCodeAt(0) !== OPEN_BRACE || json.includes('\\')) return undefined;
   if (json.length === 2 && json.charCodeAt(1) === CLOSE_BRACE) return '[]';
   let text = '[';
@@ -279,13 +288,28 @@ export function recordsAnswerText(json: string, fields: readonly RecordPartField
     const valueEnd =
       json.charCodeAt(valueStart) === OPEN_BRACE ? plainMapEnd(json, valueStart) : plainStringEnd(json, valueStart);
     if (valueEnd < 0 || json.charCodeAt(valueEnd) !== CLOSE_BRACE) return undefined;
+    // The record's type is the caller's to name: it gets the record the split would give it.
+    const name =
+      typename === undefined
+        ? undefined
+        : typename(
+            new StoredRecord(
+              json.slice(at + 1, keyEnd),
+              json.slice(typeStart + 1, typeEnd - 1),
+              json.slice(valueStart, valueEnd),
+              json.charCodeAt(valueStart) === OPEN_BRACE ? 'stringMap' : 'string',
+            ),
+          );
+    if (typename !== undefined && name === undefined) return undefined;
     if (at !== 1) text += ',';
     for (const { prefix, part } of fields) {
       text += prefix;
       // Without a backslash, a string's JSON text is its stored literal, quotes included.
       if (part === 'key') text += json.slice(at, keyEnd + 1);
       else if (part === 'type') text += json.slice(typeStart, typeEnd);
-      else text += json.slice(valueStart, valueEnd);
+      else if (part === 'raw') text += json.slice(valueStart, valueEnd);
+      else if (name !== undefined) text += name;
+      else return undefined;
     }
     text += '}';
     at = valueEnd + 1;

@@ -134,9 +134,9 @@ function fieldWriter(
     const property: unknown = (source as Record<string, unknown>)[name];
     return typeof property === 'function' ? property.call(source, args, context, info) : property;
   };
-  const storedRecords = storedRecordsWriter(document, definition, nodes);
+  const storedRecords = storedRecordsWriter(document, definition, nodes, info);
   if (storedRecords !== undefined) {
-    return (source, context) => prefix + (storedRecords(source) ?? value(read(source, context), context));
+    return (source, context) => prefix + (storedRecords(source, context) ?? value(read(source, context), context));
   }
   if (name !== 'raw' || getNamedType(definition.type).name !== 'JSON') {
     return (source, context) => prefix + value(read(source, context), context);
