@@ -14,6 +14,7 @@ import {
   GraphQLList,
   GraphQLNonNull,
   GraphQLObjectType,
+  type GraphQLResolveInfo,
   GraphQLScalarType,
   GraphQLSchema,
   GraphQLString,
@@ -29,7 +30,12 @@ import { answerPlanOf } from '../src/graphql/execution/profile-answers.js';
 import type { GraphQLContext } from '../src/graphql/schema/context.js';
 import { schema } from '../src/graphql/schema/schema.js';
 import { Profile } from '../src/profiles/profile.js';
-import { recordsAnswerText, StoredRecord, splitStoredRecords } from '../src/profiles/stored-records.js';
+import {
+  RESOLVED_BY_TYPE_AND_SHAPE,
+  recordsAnswerText,
+  StoredRecord,
+  splitStoredRecords,
+} from '../src/profiles/stored-records.js';
 import { KEPT_ANSWER_QUERIES } from './support/graphql-fixtures.js';
 
 /** What execution answers under `profile`: its text, or undefined when it has errors. */
@@ -143,7 +149,22 @@ describe('answers written for the service schema', () => {
     expect(plan?.write(profile, contextFor(profile))).toBeUndefined();
   });
 
-  it('writes records asked for key, type and raw from the stored text, without splitting it, where the text allows', () => {
+  it("declares the record interface's type resolver a function of a record's type and shape, which it is", () => {
+    const iface = schema.getType('ProfileRecord') as GraphQLInterfaceType;
+    expect(iface.extensions[RESOLVED_BY_TYPE_AND_SHAPE]).toBe(true);
+    const info = {} as GraphQLResolveInfo;
+    const records = Object.values(RECORDS).flatMap((text) => splitStoredRecords(text) ?? []);
+    records.push(StoredRecord.of('1', 'social', { twitter: 1 }), StoredRecord.of('2', 'phone', '+1'));
+    expect(records.length).toBeGreaterThan(20);
+    for (const record of records) {
+      const { type, shape } = record;
+      expect(iface.resolveType?.({ type, shape }, {}, info, iface), record.text).toBe(
+        iface.resolveType?.(record, {}, info, iface),
+      );
+    }
+  });
+
+  it('writes records asked for key, type, raw and __typename from the stored text, without splitting it, where the text allows', () => {
     const split = vi.spyOn(Profile.prototype, 'records', 'get');
     try {
       const splits = (query: string, kind: keyof typeof RECORDS) => {

@@ -262,16 +262,15 @@ export interface RecordPartField {
  * The JSON text of a list of objects with `fields`, one per record of a records text (the layout
  * `splitStoredRecords` reads), written straight from the stored text: the same text as writing
  * each split record's `key` and `type` with JSON.stringify and its `raw` as `rawText`, without a
- * record object or a string per part. `typename`, when given, is called with each record as the
- * split makes it and answers the JSON text of its type's name, or undefined to give up (a part
- * `typename` needs it). Undefined where that needs more than slicing — a backslash
+ * record object or a string per part. `namer`, when given, names each record's type (a part
+ * `typename` needs it), and its giving up gives up the whole. Undefined where that needs more than slicing — a backslash
  * anywhere in the text, a value that is neither a string nor a map of strings, a map that writes
  * a key twice, another layout —, and the caller writes the split records instead.
  */
 export function recordsAnswerText(
   json: string,
   fields: readonly RecordPartField[],
-  typename?: (record: StoredRecord) => string | undefined,
+  namer?: RecordTypeNamer,
 ): string | undefined {
   if (json.charCodeAt(0) !== OPEN_BRACE || json.includes('\\')) return undefined;
   if (json.length === 2 && json.charCodeAt(1) === CLOSE_BRACE) return '[]';
@@ -288,19 +287,9 @@ export function recordsAnswerText(
     const valueEnd =
       json.charCodeAt(valueStart) === OPEN_BRACE ? plainMapEnd(json, valueStart) : plainStringEnd(json, valueStart);
     if (valueEnd < 0 || json.charCodeAt(valueEnd) !== CLOSE_BRACE) return undefined;
-    // The record's type is the caller's to name: it gets the record the split would give it.
     const name =
-      typename === undefined
-        ? undefined
-        : typename(
-            new StoredRecord(
-              json.slice(at + 1, keyEnd),
-              json.slice(typeStart + 1, typeEnd - 1),
-              json.slice(valueStart, valueEnd),
-              json.charCodeAt(valueStart) === OPEN_BRACE ? 'stringMap' : 'string',
-            ),
-          );
-    if (typename !== undefined && name === undefined) return undefined;
+      namer === undefined ? undefined : nameOf(namer, json, at, keyEnd, typeStart, typeEnd, valueStart, valueEnd);
+    if (namer !== undefined && name === undefined) return undefined;
     if (at !== 1) text += ',';
     for (const { prefix, part } of fields) {
       text += prefix;
@@ -318,6 +307,38 @@ export function recordsAnswerText(
     if (next !== COMMA) return undefined;
     at += 1;
   }
+}
+
+/**
+ * Names each record's GraphQL type for `recordsAnswerText`, as JSON text, or undefined to give up:
+ * from the record the split would give, or, where the type resolver has said it reads nothing else
+ * (`RESOLVED_BY_TYPE_AND_SHAPE`), from the record's type and shape without making the record.
+ */
+export type RecordTypeNamer =
+  | { readonly from: 'record'; name(record: StoredRecord): string | undefined }
+  | { readonly from: 'typeAndShape'; name(type: string, shape: StoredShape): string | undefined };
+
+/**
+ * The extension a type resolver of records declares itself with when its answer depends on nothing
+ * but the record's `type` and `shape` (the service's record variants, src/graphql/schema/types/records.ts).
+ */
+export const RESOLVED_BY_TYPE_AND_SHAPE = 'resolvedByTypeAndShape';
+
+/** The namer's answer for the record whose parts are at these indices of `json` (no backslash in it). */
+function nameOf(
+  namer: RecordTypeNamer,
+  json: string,
+  keyStart: number,
+  keyEnd: number,
+  typeStart: number,
+  typeEnd: number,
+  valueStart: number,
+  valueEnd: number,
+): string | undefined {
+  const type = json.slice(typeStart + 1, typeEnd - 1);
+  const shape: StoredShape = json.charCodeAt(valueStart) === OPEN_BRACE ? 'stringMap' : 'string';
+  if (namer.from === 'typeAndShape') return namer.name(type, shape);
+  return namer.name(new StoredRecord(json.slice(keyStart + 1, keyEnd), type, json.slice(valueStart, valueEnd), shape));
 }
 
 /** The index after the string at `start` in text without a backslash, or -1. */

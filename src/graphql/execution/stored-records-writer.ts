@@ -13,9 +13,11 @@
  * two and the `JSON` scalar for `raw`, which the writer writes as the stored text where that is
  * the text JSON.stringify would write (`StoredRecord.rawText`); and every record type selects
  * the same fields, so the type the interface's type resolver names changes only `__typename`. The
- * resolver is still called for every record, with the record the split would give, as the
- * writer's abstract types call it: a name that is not one of the interface's object types, or a
- * promise, gives up, and execution answers with its error.
+ * resolver is still asked for every record, with the record the split would give, as the writer's
+ * abstract types ask it: a name that is not one of the interface's object types, or a promise,
+ * gives up, and execution answers with its error. A resolver that declares its answer depends on
+ * the record's type and shape alone (`RESOLVED_BY_TYPE_AND_SHAPE`, as the service's record variants
+ * do) is asked once per type and shape instead, without a record object per record.
  */
 import {
   defaultTypeResolver,
@@ -34,7 +36,13 @@ import {
 } from 'graphql';
 import { collectSubfields } from 'graphql/execution/collectFields.js';
 import { Profile } from '../../profiles/profile.js';
-import { type RecordPartField, recordsAnswerText, type StoredRecord } from '../../profiles/stored-records.js';
+import {
+  RESOLVED_BY_TYPE_AND_SHAPE,
+  type RecordPartField,
+  type RecordTypeNamer,
+  recordsAnswerText,
+  type StoredShape,
+} from '../../profiles/stored-records.js';
 import type { WrittenDocument } from './answer-writer.js';
 
 /** Writes a profile's records as the field's answer; undefined where the writer writes them as values. */
@@ -58,13 +66,44 @@ export function storedRecordsWriter(
   if (fields === undefined) return undefined;
   const item = getNamedType(definition.type) as GraphQLAbstractType;
   const names = typeNames(document.schema, item);
+  const resolveType = item.resolveType ?? defaultTypeResolver;
+  const nameOf = (record: unknown, context: unknown) => {
+    const name = resolveType(record, context, info, item);
+    return typeof name === 'string' ? names(name) : undefined;
+  };
+  if (item.extensions[RESOLVED_BY_TYPE_AND_SHAPE] === true) {
+    const namer = byTypeAndShape(nameOf);
+    return (source) => (source instanceof Profile ? recordsAnswerText(source.recordsJson, fields, namer) : undefined);
+  }
   return (source, context) => {
     if (!(source instanceof Profile)) return undefined;
-    const typename = (record: StoredRecord) => {
-      const name = (item.resolveType ?? defaultTypeResolver)(record, context, info, item);
-      return typeof name === 'string' ? names(name) : undefined;
-    };
-    return recordsAnswerText(source.recordsJson, fields, typename);
+    const namer: RecordTypeNamer = { from: 'record', name: (record) => nameOf(record, context) };
+    return recordsAnswerText(source.recordsJson, fields, namer);
+  };
+}
+
+/** Distinct record types whose names are kept per shape; past it, the resolver is asked each time. */
+const MAX_KEPT_TYPE_NAMES = 256;
+
+/**
+ * A namer that asks the resolver once per record type and shape, as the resolver's declaration
+ * allows, with a record of just that type and shape (it reads nothing else).
+ */
+function byTypeAndShape(nameOf: (record: unknown, context: unknown) => string | undefined): RecordTypeNamer {
+  const kept: Record<StoredShape, Map<string, string | undefined>> = {
+    string: new Map(),
+    stringMap: new Map(),
+    other: new Map(),
+  };
+  return {
+    from: 'typeAndShape',
+    name(type, shape) {
+      const names = kept[shape];
+      if (names.has(type)) return names.get(type);
+      const name = nameOf({ type, shape }, undefined);
+      if (names.size < MAX_KEPT_TYPE_NAMES) names.set(type, name);
+      return name;
+    },
   };
 }
 
