@@ -79,21 +79,37 @@ const MAX_KEYS_COMPARED = 32;
  * and values in turn) writes a key twice. Compared in place: no string is made per key.
  */
 function hasRepeatedKey(text: string): boolean {
-  const starts: number[] = [];
-  const ends: number[] = [];
   let quote = text.indexOf('"');
-  while (quote !== -1) {
+  for (let first = true; quote !== -1; first = false) {
     const keyEnd = text.indexOf('"', quote + 1);
-    for (let i = 0; i < starts.length; i += 1) {
-      if (sameText(text, starts[i] as number, ends[i] as number, quote + 1, keyEnd)) return true;
-    }
-    if (starts.length === MAX_KEYS_COMPARED) return true;
-    starts.push(quote + 1);
-    ends.push(keyEnd);
+    if (repeatsKey(text, quote + 1, keyEnd, first)) return true;
     // Past the value's string: its opening and closing quotes.
     const valueEnd = text.indexOf('"', text.indexOf('"', keyEnd + 1) + 1);
     quote = text.indexOf('"', valueEnd + 1);
   }
+  return false;
+}
+
+/** Where each key of the map being read starts and ends: reused, as every map record of an answer is read. */
+const keyStarts: number[] = [];
+const keyEnds: number[] = [];
+
+/**
+ * Notes the key of the map being read between `start` and `end` of `text` (the map's `first` key
+ * forgets the last map's); true where it repeats an earlier key of the map, or the map has more
+ * keys than are compared.
+ */
+function repeatsKey(text: string, start: number, end: number, first: boolean): boolean {
+  if (first) {
+    keyStarts.length = 0;
+    keyEnds.length = 0;
+  }
+  for (let i = 0; i < keyStarts.length; i += 1) {
+    if (sameText(text, keyStarts[i] as number, keyEnds[i] as number, start, end)) return true;
+  }
+  if (keyStarts.length === MAX_KEYS_COMPARED) return true;
+  keyStarts.push(start);
+  keyEnds.push(end);
   return false;
 }
 
@@ -348,10 +364,6 @@ function plainStringEnd(json: string, start: number): number {
   return quote < 0 ? -1 : quote + 1;
 }
 
-/** Where each key of the map being read starts and ends: reused, as the scan runs for every map record. */
-const keyStarts: number[] = [];
-const keyEnds: number[] = [];
-
 /**
  * The index after the map of strings at `start` in text without a backslash; -1 for anything else,
  * or for a map that writes a key twice (parsing keeps one) or has more keys than are compared.
@@ -359,17 +371,9 @@ const keyEnds: number[] = [];
 function plainMapEnd(json: string, start: number): number {
   let at = start + 1;
   if (json.charCodeAt(at) === CLOSE_BRACE) return at + 1;
-  keyStarts.length = 0;
-  keyEnds.length = 0;
-  for (;;) {
+  for (let first = true; ; first = false) {
     const keyEnd = plainStringEnd(json, at);
-    if (keyEnd < 0 || json.charCodeAt(keyEnd) !== COLON) return -1;
-    for (let i = 0; i < keyStarts.length; i += 1) {
-      if (sameText(json, keyStarts[i] as number, keyEnds[i] as number, at, keyEnd)) return -1;
-    }
-    if (keyStarts.length === MAX_KEYS_COMPARED) return -1;
-    keyStarts.push(at);
-    keyEnds.push(keyEnd);
+    if (keyEnd < 0 || json.charCodeAt(keyEnd) !== COLON || repeatsKey(json, at, keyEnd, first)) return -1;
     at = plainStringEnd(json, keyEnd + 1);
     if (at < 0) return -1;
     const next = json.charCodeAt(at);
