@@ -2,7 +2,8 @@
  * `npm run bench:graphql-cost`: what one request costs the serving thread, in CPU µs and bytes
  * allocated, and where it goes, for REST `GET /api/{name_id}` (without and with an API key, as
  * `npm run bench`'s restRandom and restRandomKeyed) and the GraphQL requests of `npm run bench`
- * (`{ __typename }`, the profile document with variables, the name inline).
+ * (`{ __typename }`, the profile document with variables and the same with `{ name }` selected —
+ * graphqlNameOnly, so that what the selection adds can be profiled apart —, the name inline).
  *
  * The service runs in this process (the app as `npm start` builds it, production settings); a
  * client in a worker thread sends one request at a time over loopback HTTP, so the main thread
@@ -50,7 +51,7 @@ import type { GraphQLServer } from '../src/graphql/yoga.js';
 import { benchCommandLine, median, splitLines, usageError, wholeNumberOption } from './support.js';
 
 /** The scenarios' keys, as `--only` takes them (the scenarios are built in `scenarios`). */
-const SCENARIO_KEYS = ['rest', 'restKeyed', 'typename', 'variables', 'inline', 'batch100'] as const;
+const SCENARIO_KEYS = ['rest', 'restKeyed', 'typename', 'nameOnly', 'variables', 'inline', 'batch100'] as const;
 const USAGE = `
 npm run bench:graphql-cost -- [options]   what a request costs the serving thread (bench/README.md)
   --only <keys>              scenarios, comma-separated: ${SCENARIO_KEYS.join(', ')}
@@ -92,6 +93,8 @@ const unknownScenarios = (flags.only?.split(',') ?? []).filter(
 if (unknownScenarios.length > 0) usageError(`--only: no scenario "${unknownScenarios.join('", "')}"`, USAGE);
 const SELECTION = 'name description image level records { key type raw }';
 const VARIABLES_QUERY = `query P($n: String!) { profile(name: $n) { ${SELECTION} } }`;
+/** npm run bench's graphqlNameOnly: the same lookup, without what the selection adds. */
+const NAME_ONLY_QUERY = 'query P($n: String!) { profile(name: $n) { name } }';
 const BATCH_QUERY = `query B($names: [String!]!) { profiles(names: $names) { ${SELECTION} } }`;
 
 interface Shape {
@@ -131,6 +134,12 @@ function scenarios(names: string[], apiKey: string): Scenario[] {
       label: 'GraphQL POST { __typename }',
       requests: [post({ query: '{ __typename }' })],
       params: { query: '{ __typename }' },
+    },
+    {
+      key: 'nameOnly',
+      label: 'GraphQL POST profile, name in variables, { name } selected',
+      requests: names.map((name) => post({ query: NAME_ONLY_QUERY, variables: { n: name } })),
+      params: { query: NAME_ONLY_QUERY, variables: { n: names[0] } },
     },
     {
       key: 'variables',

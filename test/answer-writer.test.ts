@@ -96,6 +96,17 @@ describe('answers written for the service schema', () => {
       '"5":{"type":"phone","value":false}}',
     manyKeys: `{"9":{"type":"notes","value":{${Array.from({ length: 40 }, (_, i) => `"k${i}":"v${i}"`).join(',')}}}}`,
     repeatAfterMany: `{"9":{"type":"notes","value":{${Array.from({ length: 33 }, (_, i) => `"k${i}":"v"`).join(',')},"k0":"w"}}}`,
+    // More types than the stored-text writer keeps names for, some a prefix or of the length of another.
+    manyTypes: `{${[
+      ...Array.from({ length: 70 }, (_, i) => `"${i + 100}":{"type":"x${i}","value":${i % 2 ? '"v"' : '{"k":"v"}'}}`),
+      '"41":{"type":"nam","value":"a"}',
+      '"42":{"type":"name","value":"b"}',
+      '"43":{"type":"names","value":"c"}',
+      '"44":{"type":"emaiL","value":"d"}',
+      '"45":{"type":"email","value":"e"}',
+      '"46":{"type":"social","value":"f"}',
+      '"47":{"type":"social","value":{"twitter":"g"}}',
+    ].join(',')}}`,
     whitespace: '{"1": {"type": "name", "value": "A"}, "2": {"type": "social", "value": {"twitter": "t"}}}',
     none: '{}',
     nullValue: '{"1":{"type":"name","value":null}}',
@@ -131,6 +142,25 @@ describe('answers written for the service schema', () => {
     });
   }
 
+  it('writes what execution answers for each of many profiles in turn, with the names of record types kept from the ones before', async () => {
+    const kinds = Object.keys(RECORDS) as Array<keyof typeof RECORDS>;
+    for (const query of SELECTIONS) {
+      const document = parse(query);
+      const variable = getOperationAST(document)?.variableDefinitions?.[0]?.variable.name.value as string;
+      const plan = answerPlanOf(schema, document, undefined);
+      // The same plan throughout, as a document's plan is kept between requests: twice round, both ways.
+      for (const kind of [...kinds, ...kinds.toReversed(), 'manyTypes', 'plain', 'manyTypes'] as const) {
+        const expected = await executed(schema, document, contextFor(profileWith(RECORDS[kind])), { [variable]: 'x' });
+        const profile = profileWith(RECORDS[kind]);
+        expect({ query, kind, written: plan?.write(profile, contextFor(profile)) }).toEqual({
+          query,
+          kind,
+          written: expected,
+        });
+      }
+    }
+  });
+
   it('writes a profile whose records are plain, escaped, reordered or repeated (so the tests above reach the writer)', () => {
     const plan = answerPlanOf(schema, parse(KEPT_ANSWER_QUERIES[0] as string), undefined);
     for (const kind of [
@@ -139,6 +169,7 @@ describe('answers written for the service schema', () => {
       'orderAndRepeats',
       'otherValues',
       'manyKeys',
+      'manyTypes',
       'whitespace',
       'none',
     ] as const) {
@@ -177,6 +208,7 @@ describe('answers written for the service schema', () => {
       const keyTypeRaw = KEPT_ANSWER_QUERIES[0] as string;
       expect(splits(keyTypeRaw, 'plain')).toBe(false);
       expect(splits(keyTypeRaw, 'none')).toBe(false);
+      expect(splits(SELECTIONS.at(-1) as string, 'manyTypes')).toBe(false);
       expect(splits(SELECTIONS.at(-4) as string, 'plain')).toBe(false);
       expect(splits(SELECTIONS.at(-3) as string, 'plain')).toBe(false);
       expect(splits(SELECTIONS.at(-1) as string, 'plain')).toBe(false);
