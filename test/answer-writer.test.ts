@@ -96,7 +96,7 @@ describe('answers written for the service schema', () => {
       '"5":{"type":"phone","value":false}}',
     manyKeys: `{"9":{"type":"notes","value":{${Array.from({ length: 40 }, (_, i) => `"k${i}":"v${i}"`).join(',')}}}}`,
     repeatAfterMany: `{"9":{"type":"notes","value":{${Array.from({ length: 33 }, (_, i) => `"k${i}":"v"`).join(',')},"k0":"w"}}}`,
-    // More types than the stored-text writer keeps names for, some a prefix or of the length of another.
+    // Many record types, of both shapes, some a prefix or of the length of another.
     manyTypes: `{${[
       ...Array.from({ length: 70 }, (_, i) => `"${i + 100}":{"type":"x${i}","value":${i % 2 ? '"v"' : '{"k":"v"}'}}`),
       '"41":{"type":"nam","value":"a"}',
