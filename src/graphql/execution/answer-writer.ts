@@ -44,6 +44,7 @@ import {
 import { collectSubfields } from 'graphql/execution/collectFields.js';
 import { getArgumentValues } from 'graphql/execution/values.js';
 import { StoredRecord } from '../../profiles/stored-records.js';
+import { memberPrefix, possibleObjectType } from './answer-parts.js';
 import { isPromiseLike } from './execute-hooks.js';
 import { storedRecordsWriter } from './stored-records-writer.js';
 
@@ -88,7 +89,7 @@ function objectWriter(document: WrittenDocument, type: GraphQLObjectType, nodes:
   const { schema, fragments } = document;
   const fields: ValueWriter[] = [];
   for (const [responseKey, fieldNodes] of collectSubfields(schema, fragments, {}, type, nodes)) {
-    const prefix = `${fields.length === 0 ? '{' : ','}${JSON.stringify(responseKey)}:`;
+    const prefix = memberPrefix(fields.length, responseKey);
     const name = (fieldNodes[0] as FieldNode).name.value;
     if (name === '__typename') {
       const text = prefix + JSON.stringify(type.name);
@@ -226,8 +227,8 @@ function abstractWriter(
     if (typeof name !== 'string') throw NOT_WRITABLE;
     let write = byType.get(name);
     if (write === undefined) {
-      const runtime = document.schema.getType(name);
-      if (!isObjectType(runtime) || !document.schema.isSubType(type, runtime)) throw NOT_WRITABLE;
+      const runtime = possibleObjectType(document.schema, type, name);
+      if (runtime === undefined) throw NOT_WRITABLE;
       write = objectWriter(document, runtime, nodes);
       byType.set(name, write);
     }

@@ -32,7 +32,6 @@ import {
   isAbstractType,
   isListType,
   isNonNullType,
-  isObjectType,
 } from 'graphql';
 import { collectSubfields } from 'graphql/execution/collectFields.js';
 import { Profile } from '../../profiles/profile.js';
@@ -43,6 +42,7 @@ import {
   recordsAnswerText,
   type StoredShape,
 } from '../../profiles/stored-records.js';
+import { memberPrefix, possibleObjectType } from './answer-parts.js';
 import type { WrittenDocument } from './answer-writer.js';
 
 /** Writes a profile's records as the field's answer; undefined where the writer writes them as values. */
@@ -113,8 +113,7 @@ function typeNames(schema: GraphQLSchema, item: GraphQLAbstractType): (name: str
   return (name) => {
     let text = texts.get(name);
     if (text === undefined) {
-      const runtime = schema.getType(name);
-      if (!isObjectType(runtime) || !schema.isSubType(item, runtime)) return undefined;
+      if (possibleObjectType(schema, item, name) === undefined) return undefined;
       text = JSON.stringify(name);
       texts.set(name, text);
     }
@@ -138,7 +137,7 @@ function partFields(
     const fields: RecordPartField[] = [];
     for (const [responseKey, fieldNodes] of collectSubfields(schema, fragments, {}, runtime, nodes)) {
       const name = (fieldNodes[0] as FieldNode).name.value;
-      const prefix = `${fields.length === 0 ? '{' : ','}${JSON.stringify(responseKey)}:`;
+      const prefix = memberPrefix(fields.length, responseKey);
       if (name === '__typename') {
         fields.push({ prefix, part: 'typename' });
         continue;

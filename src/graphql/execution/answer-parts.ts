@@ -1,0 +1,24 @@
+/**
+ * What the two answer writers (./answer-writer.ts and ./stored-records-writer.ts) must both write
+ * or decide as execution does: the JSON text before an object's member, and which object type a
+ * type resolver's answer stands for.
+ */
+import { type GraphQLAbstractType, type GraphQLObjectType, type GraphQLSchema, isObjectType } from 'graphql';
+
+/** The text before the member `responseKey` of an object with `index` members before it: `{"k":` or `,"k":`. */
+export function memberPrefix(index: number, responseKey: string): string {
+  return `${index === 0 ? '{' : ','}${JSON.stringify(responseKey)}:`;
+}
+
+/**
+ * The object type a type resolver's `name` stands for as a value of `abstract`; undefined for a
+ * name that is no object type of it, where execution answers with an error.
+ */
+export function possibleObjectType(
+  schema: GraphQLSchema,
+  abstract: GraphQLAbstractType,
+  name: string,
+): GraphQLObjectType | undefined {
+  const runtime = schema.getType(name);
+  return isObjectType(runtime) && schema.isSubType(abstract, runtime) ? runtime : undefined;
+}
