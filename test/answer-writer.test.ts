@@ -57,6 +57,14 @@ async function executed(
   return JSON.stringify(result.data?.[key as string]);
 }
 
+/** The writer of `document`'s root field, whose value is a `parent`, as a plan makes one. */
+function rootWriter(target: GraphQLSchema, document: DocumentNode, parent: GraphQLObjectType) {
+  const operation = getOperationAST(document);
+  const root = operation?.selectionSet.selections[0];
+  if (operation == null || root?.kind !== Kind.FIELD) throw new Error('no root field');
+  return answerWriter({ schema: target, operation, fragments: {} }, parent, root);
+}
+
 describe('answers written for the service schema', () => {
   const profileWith = (recordsJson: string) =>
     new Profile({
@@ -426,10 +434,7 @@ describe('answers written for a schema whose resolvers misbehave', () => {
   for (const [label, thing] of cases) {
     it(`writes what execution answers, or nothing where it has errors: ${label}`, async () => {
       const document = parse(QUERY);
-      const operation = getOperationAST(document);
-      const root = operation?.selectionSet.selections[0];
-      if (operation == null || root?.kind !== Kind.FIELD) throw new Error('no root field');
-      const write = answerWriter({ schema: toy, operation, fragments: {} }, Thing, root);
+      const write = rootWriter(toy, document, Thing);
       const expected = await executed(toy, document, { thing }, { id: '1' });
       expect(write(thing, { thing })).toBe(thing.later === true ? undefined : expected);
       if (thing.later === true) expect(expected).toContain('"computed":"later"');
@@ -437,11 +442,7 @@ describe('answers written for a schema whose resolvers misbehave', () => {
   }
 
   it('writes the answer the first case expects (so the comparisons above reach a written text)', () => {
-    const document = parse(QUERY);
-    const operation = getOperationAST(document);
-    const root = operation?.selectionSet.selections[0];
-    if (operation == null || root?.kind !== Kind.FIELD) throw new Error('no root field');
-    const written = answerWriter({ schema: toy, operation, fragments: {} }, Thing, root)(fine, { thing: fine });
+    const written = rootWriter(toy, parse(QUERY), Thing)(fine, { thing: fine });
     expect(JSON.parse(written ?? 'null')).toMatchObject({ shout: 'HEY', mood: 'SAD', pet: { __typename: 'Cat' } });
   });
 });
@@ -517,11 +518,7 @@ describe('records written from the stored text only where the schema reads them 
       const target = schemaWith(change);
       for (const query of QUERIES) {
         const document = parse(query);
-        const operation = getOperationAST(document);
-        const root = operation?.selectionSet.selections[0];
-        if (operation == null || root?.kind !== Kind.FIELD) throw new Error('no root field');
-        const profileType = target.getType('Profile') as GraphQLObjectType;
-        const write = answerWriter({ schema: target, operation, fragments: {} }, profileType, root);
+        const write = rootWriter(target, document, target.getType('Profile') as GraphQLObjectType);
         const expected = await executed(target, document, {}, {});
         expect({ query, written: write(profile, {}) }).toEqual({ query, written: expected });
       }
@@ -531,15 +528,7 @@ describe('records written from the stored text only where the schema reads them 
   it('leaves records whose type resolver waits to execution', async () => {
     const target = schemaWith({ resolveType: () => Promise.resolve('Plain') });
     const document = parse(QUERIES[1] as string);
-    const operation = getOperationAST(document);
-    const root = operation?.selectionSet.selections[0];
-    if (operation == null || root?.kind !== Kind.FIELD) throw new Error('no root field');
-    const write = answerWriter(
-      { schema: target, operation, fragments: {} },
-      target.getType('Profile') as GraphQLObjectType,
-      root,
-    );
-    expect(write(profile, {})).toBeUndefined();
+    expect(rootWriter(target, document, target.getType('Profile') as GraphQLObjectType)(profile, {})).toBeUndefined();
     expect(await executed(target, document, {}, {})).toContain('"__typename":"Plain"');
   });
 });
