@@ -31,6 +31,7 @@ import type { GraphQLContext } from '../src/graphql/schema/context.js';
 import { schema } from '../src/graphql/schema/schema.js';
 import { Profile } from '../src/profiles/profile.js';
 import {
+  NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD,
   RESOLVED_BY_TYPE_AND_SHAPE,
   recordsAnswerText,
   StoredRecord,
@@ -188,18 +189,26 @@ describe('answers written for the service schema', () => {
     expect(plan?.write(profile, contextFor(profile))).toBeUndefined();
   });
 
-  it("declares the record interface's type resolver a function of a record's type and shape, which it is", () => {
+  it("declares the record interface's type resolver a function of a record's type and shape that names a record type for every record, which it is", () => {
     const iface = schema.getType('ProfileRecord') as GraphQLInterfaceType;
     expect(iface.extensions[RESOLVED_BY_TYPE_AND_SHAPE]).toBe(true);
+    expect(iface.extensions[NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD]).toBe(true);
     const info = {} as GraphQLResolveInfo;
     const records = Object.values(RECORDS).flatMap((text) => splitStoredRecords(text) ?? []);
-    records.push(StoredRecord.of('1', 'social', { twitter: 1 }), StoredRecord.of('2', 'phone', '+1'));
+    records.push(
+      StoredRecord.of('1', 'social', { twitter: 1 }),
+      StoredRecord.of('2', 'phone', '+1'),
+      StoredRecord.of('3', '', ''),
+      StoredRecord.of('4', 'constructor', {}),
+      StoredRecord.of('5', 'crypto', [1]),
+      StoredRecord.of('6', 'name', null),
+    );
     expect(records.length).toBeGreaterThan(20);
     for (const record of records) {
       const { type, shape } = record;
-      expect(iface.resolveType?.({ type, shape }, {}, info, iface), record.text).toBe(
-        iface.resolveType?.(record, {}, info, iface),
-      );
+      const name = iface.resolveType?.(record, {}, info, iface);
+      expect(iface.resolveType?.({ type, shape }, {}, info, iface), record.text).toBe(name);
+      expect(typeof name === 'string' && schema.isSubType(iface, schema.getType(name) as GraphQLObjectType)).toBe(true);
     }
   });
 
@@ -470,6 +479,8 @@ describe('records written from the stored text only where the schema reads them 
     raw?: Part;
     isTypeOf?: boolean;
     resolveType?: () => unknown;
+    /** The interface declares its type resolver names one of its types for every record. */
+    namesEveryRecord?: boolean;
   }): GraphQLSchema => {
     const fields = () => ({
       key: { type: new GraphQLNonNull(change.key?.type ?? GraphQLString), resolve: change.key?.resolve },
@@ -480,6 +491,7 @@ describe('records written from the stored text only where the schema reads them 
       name: 'Rec',
       fields,
       resolveType: (change.resolveType ?? (() => 'Plain')) as () => string,
+      extensions: change.namesEveryRecord === true ? { [NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD]: true } : {},
     });
     const Plain = new GraphQLObjectType({
       name: 'Plain',
@@ -524,6 +536,21 @@ describe('records written from the stored text only where the schema reads them 
       }
     });
   }
+
+  it('asks a type resolver declared to name a record type for every record only for an answer that writes __typename', async () => {
+    const resolveType = vi.fn(() => 'Plain');
+    const target = schemaWith({ resolveType, namesEveryRecord: true });
+    const callsOfWriting = async (query: string) => {
+      const document = parse(query);
+      const write = rootWriter(target, document, target.getType('Profile') as GraphQLObjectType);
+      const expected = await executed(target, document, {}, {});
+      resolveType.mockClear();
+      expect(write(profile, {})).toEqual(expected);
+      return resolveType.mock.calls.length;
+    };
+    expect(await callsOfWriting(QUERIES[0] as string)).toBe(0);
+    expect(await callsOfWriting(QUERIES[1] as string)).toBeGreaterThan(0);
+  });
 
   it('leaves records whose type resolver waits to execution', async () => {
     const target = schemaWith({ resolveType: () => Promise.resolve('Plain') });

@@ -370,6 +370,18 @@ describe('which path answers', () => {
       reason === undefined ? [] : [reason],
     );
   });
+
+  it('answers a query that ran here once, whose text has the word subscription, also where Accept admits a stream', async () => {
+    const named = JSON.stringify({ query: '{ subscription: profile(name: "demo@me") { name } }' });
+    const asked = (accept: string) => ({ method: 'POST' as const, accept, contentType: json, payload: named });
+    log.lines.length = 0;
+    // Not yet prepared: its answer might stream, so Yoga's handler answers.
+    await send(server.url, asked('*/*'));
+    await send(server.url, asked(json));
+    const answered = await send(server.url, asked('*/*'));
+    expect(answered.body).toContain('"subscription":{"name":"demo@me"}');
+    expect(log.find('debug', HAND_OVER_MESSAGE).map((line) => line.reason)).toEqual(['may stream']);
+  });
 });
 
 describe("reading Accept as Yoga's result processors do", () => {

@@ -340,6 +340,13 @@ export type RecordTypeNamer =
  */
 export const RESOLVED_BY_TYPE_AND_SHAPE = 'resolvedByTypeAndShape';
 
+/**
+ * The extension a type resolver of records declares itself with when it names, at once (no
+ * promise), one of its interface's object types for every record: then an answer that does not
+ * write `__typename` need not ask it, since execution would neither write nor refuse its name.
+ */
+export const NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD = 'namesARecordTypeForEveryRecord';
+
 /** The namer's answer for the record whose parts are at these indices of `json` (no backslash in it). */
 function nameOf(
   namer: RecordTypeNamer,

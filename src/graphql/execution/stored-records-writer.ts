@@ -17,7 +17,11 @@
  * abstract types ask it: a name that is not one of the interface's object types, or a promise,
  * gives up, and execution answers with its error. A resolver that declares its answer depends on
  * the record's type and shape alone (`RESOLVED_BY_TYPE_AND_SHAPE`, as the service's record variants
- * do) is asked once per type and shape instead, without a record object per record.
+ * do) is asked once per type and shape instead, without a record object per record; one that
+ * declares it names one of the interface's object types for every record, at once
+ * (`NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD`, as the service's do), is not asked at all when the
+ * selection has no `__typename`: execution would only have checked the name (about 1.5 % of a
+ * GraphQL lookup's CPU, bench/README.md "Issue 25, nineteenth round").
  */
 import {
   defaultTypeResolver,
@@ -36,6 +40,7 @@ import {
 import { collectSubfields } from 'graphql/execution/collectFields.js';
 import { Profile } from '../../profiles/profile.js';
 import {
+  NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD,
   RESOLVED_BY_TYPE_AND_SHAPE,
   type RecordPartField,
   type RecordTypeNamer,
@@ -65,6 +70,13 @@ export function storedRecordsWriter(
   const fields = partFields(document, definition.type, nodes);
   if (fields === undefined) return undefined;
   const item = getNamedType(definition.type) as GraphQLAbstractType;
+  if (
+    !fields.some(({ part }) => part === 'typename') &&
+    item.extensions[NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD] === true
+  ) {
+    // Nothing to ask the resolver for: no name is written, and its declaration says none is refused.
+    return (source) => (source instanceof Profile ? recordsAnswerText(source.recordsJson, fields) : undefined);
+  }
   const names = typeNames(document.schema, item);
   const resolveType = item.resolveType ?? defaultTypeResolver;
   const nameOf = (record: unknown, context: unknown) => {

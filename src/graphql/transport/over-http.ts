@@ -25,7 +25,8 @@
  * - batches (a JSON array), bodies that are not JSON objects, parameters Yoga refuses (unknown
  *   keys, wrong types, variables that are not JSON): Yoga writes its own 400s;
  * - documents that may stream (the word `subscription` in the text) and hash-only persisted
- *   queries, when `Accept` admits a stream type, since their answer may be a stream;
+ *   queries, when `Accept` admits a stream type, since their answer may be a stream — unless the
+ *   text is of a query that ran here before (../execution/prepared-operations.ts), which does not;
  * - anything the engine refuses before executing (a persisted query not found, or whose hash
  *   does not match): Yoga runs the parameters again and writes the error.
  * A body already read is handed over as `req.body`, which Yoga's adapter takes instead of the
@@ -94,14 +95,15 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
       handOver(req, res, 'parameters', body);
       return;
     }
-    if (mayStream(req.headers.accept) && mightStream(params)) {
+    // A prepared document is a query that ran (./prepared-operations.ts): its answer is no stream.
+    const document = prepared.find(params);
+    if (document === undefined && mayStream(req.headers.accept) && mightStream(params)) {
       handOver(req, res, 'may stream', body);
       return;
     }
     const request = new NodeRequestView(req);
     const serverContext = serverContextOf(req, res, logger);
     let result: YogaResult | undefined;
-    const document = prepared.find(params);
     if (document !== undefined) {
       result = await prepared.run(document, params, request, serverContext);
     } else {
@@ -126,6 +128,8 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
       handOver(req, res, 'media type');
       return;
     }
+    // A promise, not a callback of the body's events: those run outside the request's async
+    // context, which tracing's spans (src/ops/tracing-sdk.ts) follow.
     const work =
       req.method === 'GET'
         ? run(req, res, mediaType)

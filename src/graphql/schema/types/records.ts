@@ -6,7 +6,7 @@
  */
 import type { ProfileRecord } from '../../../profiles/profile.js';
 import { CRYPTO_KEYS, isStringMap, phoneNumbers, SOCIAL_KEYS } from '../../../profiles/record-types.js';
-import { RESOLVED_BY_TYPE_AND_SHAPE } from '../../../profiles/stored-records.js';
+import { NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD, RESOLVED_BY_TYPE_AND_SHAPE } from '../../../profiles/stored-records.js';
 import type { Builder, InterfaceOf, ObjectOf } from '../builder.js';
 
 const TEXT_RECORD_TYPES: ReadonlySet<string> = new Set(['name', 'email', 'website', 'tg_bot', 'web_url', 'web3_url']);
@@ -94,9 +94,10 @@ function registerProfileRecord(builder: Builder): InterfaceOf<ProfileRecord> {
       'A user-defined record of a profile. Locate records by `type`; keys are stored data and may change. ' +
       'Query the variants with inline fragments for typed values, or `raw` for the value exactly as stored.',
     resolveType: (record) => recordVariant(record),
-    // The promise the stored-text writer may rely on (src/graphql/execution/stored-records-writer.ts):
-    // the variant depends on nothing but the record's type and shape, as recordVariant's parameter says.
-    extensions: { [RESOLVED_BY_TYPE_AND_SHAPE]: true },
+    // The promises the stored-text writer may rely on (src/graphql/execution/stored-records-writer.ts):
+    // the variant depends on nothing but the record's type and shape, as recordVariant's parameter
+    // says, and is always one of the variants registered below, as its return type says.
+    extensions: { [RESOLVED_BY_TYPE_AND_SHAPE]: true, [NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD]: true },
     fields: (t) => ({
       key: t.exposeString('key', {
         description: 'The numeric key, as a string (the key of the REST `records` object).',
