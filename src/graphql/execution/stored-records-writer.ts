@@ -20,8 +20,8 @@
  * do) is asked once per type and shape instead, without a record object per record; one that
  * declares it names one of the interface's object types for every record, at once
  * (`NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD`, as the service's do), is not asked at all when the
- * selection has no `__typename`: execution would only have checked the name (about 1.5 % of a
- * GraphQL lookup's CPU, bench/README.md "Issue 25, nineteenth round").
+ * selection has no `__typename`: execution would only have checked the name (about 1 % of a
+ * GraphQL lookup's CPU on the serving thread, bench/README.md "Issue 25, nineteenth round").
  */
 import {
   defaultTypeResolver,
