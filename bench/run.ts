@@ -88,17 +88,23 @@ const ROUND_SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const BATCH_CONNECTIONS = 4;
 /** Repetitions of each paired measurement (bench/paired-ratios.ts), and the seconds of one slice. */
-const PAIR_REPETITIONS = Number(process.env.BENCH_PAIRS ?? 6);
+const PAIR_REPETITIONS = Number(process.env.BENCH_PAIRS ?? 4);
 const PAIR_SECONDS = Number(process.env.BENCH_PAIR_SECONDS ?? 3);
 /**
- * The pairs whose ratio a target judges within a few per cent (issue 25's: GraphQL against REST
- * and against Mercurius), measured in adjacent slices after the rounds; the other ratios are of
- * the rounds' averages.
+ * The ratios a target judges, measured in adjacent slices after the rounds (the reported ratios
+ * without a target are of the rounds' averages): key, then the scenario it is judged against.
  */
 const PAIRED: ReadonlyArray<readonly [key: string, base: string]> = [
+  ['restRandom', 'bare'],
+  ['restRandomKeyed', 'restRandom'],
+  ['graphqlVariables', 'bare'],
   ['graphqlVariables', 'restRandom'],
+  ['graphqlInline', 'bare'],
   ['graphqlVariables', 'mercuriusVariables'],
   ['graphqlInline', 'mercuriusInline'],
+  ['graphqlHot', 'static'],
+  ['restHot', 'static'],
+  ['batchHotBr', 'batchHot'],
 ];
 /** Scenario keys to run (comma-separated), for a quick look; a partial run prints and writes nothing. */
 const ONLY = process.env.BENCH_ONLY?.split(',')
@@ -817,8 +823,8 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     `${PROFILES.toLocaleString('en-US')} generated profiles on the local PostgreSQL; autocannon with ${CONNECTIONS} connections ` +
       `(profiles x100, search, wallet: ${BATCH_CONNECTIONS}), ${ROUNDS} alternating rounds of ${ROUND_SECONDS} s; load generator, servers ` +
       'and PostgreSQL share the machine. ' +
-      `GraphQL's ratios to REST and to Mercurius are paired: the median of ${PAIR_REPETITIONS} repetitions of four adjacent ` +
-      `${PAIR_SECONDS}-second slices (A B B A, then B A A B) after the rounds (bench/paired-ratios.ts); the other ratios are of the rounds' averages.`,
+      `Ratios with a target are paired: the median of ${PAIR_REPETITIONS} repetitions of four adjacent ` +
+      `${PAIR_SECONDS}-second slices (A B B A, then B A A B) after the rounds (bench/paired-ratios.ts); the reported ones are of the rounds' averages.`,
     '',
     '| server | req/s | p50 ms | p99 ms | µs CPU/request | non-2xx | errors |',
     '|---|---|---|---|---|---|---|',
