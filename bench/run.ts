@@ -11,12 +11,14 @@
  *    (bench/mercurius-server.ts), the service as `npm start` runs it (dist/ with package.json's
  *    `config.nodeFlags`; NODE_ENV=production, PROFILE_LIMIT=0, LOG_LEVEL=warn), the service with WORKERS=2, and the
  *    service with tracing on, exporting to a receiver here that discards (docs/operations.md "Tracing").
- * 3. Drives them with autocannon (BENCH_CONNECTIONS, default 50) in alternating rounds, so drift
+ * 3. Drives them with autocannon (BENCH_CONNECTIONS, default 50) in alternating rounds, so slow drift
  *    of a shared machine hits every figure alike: REST random names, REST one hot name, GraphQL
  *    with variables, GraphQL with the name inline (a new document text per request), and
  *    `profiles(names:)` with 100 random names (fewer connections: it is a latency figure), and
  *    discovery: prefix search (first and later pages) and the reverse lookup by wallet address,
- *    also with few connections, as latency figures.
+ *    also with few connections, as latency figures. Then measures each ratio a target judges
+ *    again in adjacent slices of its two scenarios (PAIRED, bench/paired-ratios.ts): the rounds'
+ *    averages are a minute apart, which the drift of a shared machine does not hit alike.
  * 4. Live updates (bench/subscribers.ts, key `subscribers`): 5,000 idle SSE subscribers of one
  *    name, the service's memory per subscriber, and the time from an import's commit to the
  *    subscribers' events (p50, p99, the last). `BENCH_ONLY=subscribers` runs only this part.
