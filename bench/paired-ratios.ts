@@ -54,7 +54,7 @@ export function pairedRatio(repetitions: readonly Repetition[]): PairedRatio | u
   if (usable.length === 0) return undefined;
   return {
     throughput: spread(usable.map((r) => perSecond(r.key) / perSecond(r.base))),
-    cpu: spread(usable.map((r) => cpuPerRequest(r.key) / cpuPerRequest(r.base))),
+    cpu: spread(usable.map((r) => cpuSecondsPerRequest(r.key) / cpuSecondsPerRequest(r.base))),
     repetitions: usable.length,
   };
 }
@@ -71,6 +71,6 @@ function perSecond(slices: readonly Slice[]): number {
   return requests(slices) / slices.reduce((sum, s) => sum + s.seconds, 0);
 }
 
-function cpuPerRequest(slices: readonly Slice[]): number {
+function cpuSecondsPerRequest(slices: readonly Slice[]): number {
   return slices.reduce((sum, s) => sum + s.cpuSeconds, 0) / requests(slices);
 }

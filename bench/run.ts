@@ -518,14 +518,18 @@ async function main(): Promise<void> {
     for (const scenario of list) {
       await measure(baseUrls[scenario.server], scenario.next, 2, scenario.connections);
     }
+    /** `scenario` for `seconds`, with the CPU its server's process tree spent meanwhile. */
+    const measureWithCpu = async (scenario: Scenario, seconds: number) => {
+      const cpuBefore = treeCpuSeconds(pids[scenario.server]);
+      const measured = await measure(baseUrls[scenario.server], scenario.next, seconds, scenario.connections);
+      return { measured, cpuSeconds: treeCpuSeconds(pids[scenario.server]) - cpuBefore };
+    };
     const results = new Map<string, Measurement[]>(list.map((scenario) => [scenario.key, []]));
     for (let round = 1; round <= ROUNDS; round += 1) {
       // Every other round in reverse (A B, B A, …): a scenario that always ran right after another
       // (a keyed lookup after the keyless one, say) would carry what that one left behind.
       for (const scenario of round % 2 === 0 ? [...list].reverse() : list) {
-        const cpuBefore = treeCpuSeconds(pids[scenario.server]);
-        const measured = await measure(baseUrls[scenario.server], scenario.next, ROUND_SECONDS, scenario.connections);
-        const cpuSeconds = treeCpuSeconds(pids[scenario.server]) - cpuBefore;
+        const { measured, cpuSeconds } = await measureWithCpu(scenario, ROUND_SECONDS);
         measured.serverCpuMicroseconds = Math.round((cpuSeconds * 1e6) / Math.max(measured.requests, 1));
         results.get(scenario.key)?.push(measured);
       }
@@ -536,9 +540,10 @@ async function main(): Promise<void> {
     const averaged = Object.fromEntries(
       list.map((scenario) => [scenario.key, average(results.get(scenario.key) ?? [])]),
     );
-    const paired = await measurePairs(list, (scenario) =>
-      sliceOf(scenario, baseUrls[scenario.server], pids[scenario.server]),
-    );
+    const paired = await measurePairs(list, async (scenario) => {
+      const { measured, cpuSeconds } = await measureWithCpu(scenario, PAIR_SECONDS);
+      return { requests: measured.requests, seconds: PAIR_SECONDS, cpuSeconds };
+    });
     const servers =
       ONLY === undefined || ONLY.includes('servers') ? await measureDatabaseServers(names, serviceEnv) : undefined;
     const edge =
@@ -568,14 +573,6 @@ async function main(): Promise<void> {
     await Promise.all(started.map((process) => process.stop()));
     await stopReceiver?.();
   }
-}
-
-/** One slice of a paired measurement: `scenario` for PAIR_SECONDS, with the CPU its server spent. */
-async function sliceOf(scenario: Scenario, baseUrl: string, pid: number | undefined): Promise<Slice> {
-  const cpuBefore = pid === undefined ? 0 : treeCpuSeconds(pid);
-  const measured = await measure(baseUrl, scenario.next, PAIR_SECONDS, scenario.connections);
-  const cpuSeconds = pid === undefined ? 0 : treeCpuSeconds(pid) - cpuBefore;
-  return { requests: measured.requests, seconds: PAIR_SECONDS, cpuSeconds };
 }
 
 /** The ratios of PAIRED whose two scenarios this run measures, each in adjacent slices. */
