@@ -65,6 +65,40 @@ export interface GraphQLServer {
   readonly prepared: PreparedOperations;
 }
 
+/**
+ * The server context ./transport/over-http.ts gives a request, with a slot for every field its
+ * context gets later (Yoga's `request` and `params`, then this file's `context` fields), so that
+ * filling them in stores into fields the object has instead of giving it a new shape per field:
+ * V8 looked each such transition up anew (bench/README.md, "Issue 25, twenty-first round").
+ */
+export function requestServerContext(
+  req: IncomingMessage,
+  res: ServerResponse,
+  waitUntil: (work: unknown) => void,
+): RequestServerContext {
+  return {
+    req,
+    res,
+    waitUntil,
+    request: undefined,
+    params: undefined,
+    profiles: undefined,
+    avatars: undefined,
+    live: undefined,
+    serviceRequest: undefined,
+    connection: undefined,
+  };
+}
+
+type RequestServerContext = {
+  req: IncomingMessage;
+  res: ServerResponse;
+  waitUntil(work: unknown): void;
+  /** What Yoga adds before the context is built (`handleParams`). */
+  request: undefined;
+  params: undefined;
+} & { [Field in keyof GraphQLContext]: undefined };
+
 export interface GraphQLServerDeps {
   profiles: ProfilesService;
   avatars: AvatarService;

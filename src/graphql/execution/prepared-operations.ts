@@ -118,8 +118,9 @@ export class PreparedOperations {
   ): PromiseOrValue<ExecutionResult> {
     const { answerError, execute: stage } = this.#deps;
     try {
-      if (context.request === request) context.params = params;
-      else Object.assign(context, { request, params });
+      // Stores, as Yoga's `Object.assign` of both: the context has their slots (../yoga.ts).
+      if (context.request !== request) context.request = request;
+      context.params = params;
       const enveloped = this.#deps.getEnveloped(context);
       const run = stage ?? enveloped.execute;
       const execute = (contextValue: unknown) =>

@@ -47,7 +47,7 @@ import type { RouteHandler } from '../../http/router.js';
 import type { Logger } from '../../logging/logger.js';
 import { isPromiseLike } from '../execution/execute-hooks.js';
 import type { RequestContext } from '../execution/prepared-operations.js';
-import type { GraphQLServer } from '../yoga.js';
+import { type GraphQLServer, requestServerContext } from '../yoga.js';
 import { type JsonMediaType, jsonMediaTypeFor, mayStream } from './accept.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
 import type { ResultProcessHook } from './result-process-hooks.js';
@@ -88,6 +88,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
   const getResultForParams = yoga.getResultForParams;
   const { prepared } = server;
   const bodyLimit = options.bodyLimitBytes ?? MAX_REQUEST_BODY_BYTES;
+  const waitUntil = waitUntilOf(logger);
 
   const run = async (req: IncomingMessage, res: ServerResponse, mediaType: JsonMediaType, body?: Buffer) => {
     const params = body === undefined ? paramsOfUrl(req.url ?? '') : paramsOfBody(body);
@@ -102,7 +103,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
       return;
     }
     const request = new NodeRequestView(req);
-    const serverContext = serverContextOf(req, res, logger);
+    const serverContext: ServerContext = requestServerContext(req, res, waitUntil);
     let result: YogaResult | undefined;
     if (document !== undefined) {
       result = await prepared.run(document, params, request, serverContext);
@@ -259,19 +260,19 @@ class NodeHeadersView {
   }
 }
 
-/**
- * The server context Yoga's Node adapter gives the engine: the Node request and response (the
- * context factory and the operation metrics read them) and `waitUntil` for work after the answer.
- */
-function serverContextOf(req: IncomingMessage, res: ServerResponse, logger: Logger): ServerContext {
-  const waitUntil = (work: unknown) => {
+/** Yoga's `waitUntil`: work a plugin leaves for after the answer, its failure logged. */
+function waitUntilOf(logger: Logger): (work: unknown) => void {
+  return (work) => {
     Promise.resolve(work).catch((error: unknown) =>
       logger.error({ err: error }, 'GraphQL work after the answer failed'),
     );
   };
-  return { req, res, waitUntil };
 }
 
+/**
+ * The server context Yoga's Node adapter gives the engine: the Node request and response (the
+ * context factory and the operation metrics read them) and `waitUntil` for work after the answer.
+ */
 interface ServerContext extends RequestContext {
   req: IncomingMessage;
   res: ServerResponse;
