@@ -178,20 +178,50 @@ function persistedQueries(): Plugin {
   };
 }
 
-/** How a subscription's client connection is watched and cut (see ./schema/subscriptions/event-queue.ts). */
+/**
+ * How a subscription's client connection is watched and cut (see ./schema/subscriptions/event-queue.ts).
+ * Classes, not objects of closures: every request's context gets one, few requests subscribe.
+ */
 function streamConnectionOf(
   res: ServerResponse | undefined,
   socket: WebSocket | undefined,
 ): StreamConnection | undefined {
-  if (socket !== undefined) {
-    return { transport: 'websocket', backlog: () => socket.bufferedAmount, drop: () => socket.terminate() };
+  if (socket !== undefined) return new WebSocketConnection(socket);
+  return res === undefined ? undefined : new EventStreamConnection(res);
+}
+
+class WebSocketConnection implements StreamConnection {
+  readonly transport = 'websocket';
+  readonly #socket: WebSocket;
+
+  constructor(socket: WebSocket) {
+    this.#socket = socket;
   }
-  if (res === undefined) return undefined;
-  return {
-    transport: 'sse',
-    backlog: () => res.writableLength + (res.socket?.writableLength ?? 0),
-    drop: () => res.destroy(),
-  };
+
+  backlog(): number {
+    return this.#socket.bufferedAmount;
+  }
+
+  drop(): void {
+    this.#socket.terminate();
+  }
+}
+
+class EventStreamConnection implements StreamConnection {
+  readonly transport = 'sse';
+  readonly #res: ServerResponse;
+
+  constructor(res: ServerResponse) {
+    this.#res = res;
+  }
+
+  backlog(): number {
+    return this.#res.writableLength + (this.#res.socket?.writableLength ?? 0);
+  }
+
+  drop(): void {
+    this.#res.destroy();
+  }
 }
 
 /** The key of requests without a Node request (tests calling `yoga.fetch`). */

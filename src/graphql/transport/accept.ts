@@ -38,6 +38,8 @@ function covers(asked: string, offered: string): boolean {
 interface AcceptReading {
   json: JsonMediaType | undefined;
   stream: boolean;
+  /** Some entry has quality zero (acceptQualityPlugin's business). */
+  refuses: boolean;
 }
 
 function read(accept: string | undefined): AcceptReading {
@@ -45,6 +47,7 @@ function read(accept: string | undefined): AcceptReading {
   return {
     json: firstJsonType(asked),
     stream: asked.some((type) => STREAM_TYPES.some((offered) => covers(type, offered))),
+    refuses: accept !== undefined && refusesSome(accept),
   };
 }
 
@@ -79,8 +82,8 @@ function reading(accept: string | undefined): AcceptReading {
  */
 export function jsonMediaTypeFor(method: string | undefined, accept: string | undefined): JsonMediaType | undefined {
   if (method === 'GET' && accept?.includes('text/html') === true) return undefined;
-  if (accept !== undefined && refusesSome(accept)) return undefined;
-  return reading(accept).json;
+  const { refuses, json } = reading(accept);
+  return refuses ? undefined : json;
 }
 
 /** Whether the client accepts a JSON type (Yoga's regular answer) at all. */
