@@ -16,6 +16,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SILENCE_MS } from '../src/db/change-feed.js';
+import { eventually } from './support/eventually.js';
 import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
@@ -52,16 +53,6 @@ async function timedFetch(url: string, init: RequestInit = {}): Promise<Answer> 
     // Not JSON (metrics): kept as text.
   }
   return { status: response.status, headers: response.headers, body, ms: performance.now() - started };
-}
-
-/** Polls `check` until it holds; resolves with how long that took. */
-async function eventually(check: () => Promise<boolean>, boundMs: number): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await check().catch(() => false)) return performance.now() - started;
-    if (performance.now() - started > boundMs) throw new Error(`not within ${boundMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -118,8 +109,8 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL stalls'
 
   /** Every connection of the pool opened and the cache holding demo@me, and nothing else. */
   async function warmUp(): Promise<void> {
-    await eventually(cacheAnswering, 10_000);
-    await eventually(async () => (await rest('demo@me')).status === 200, 10_000);
+    await eventually(cacheAnswering, 'the profile cache answering');
+    await eventually(async () => (await rest('demo@me')).status === 200, 'a 200 for demo@me');
     // The cache answers: the same lookup again does not need the database.
     expect((await rest('demo@me')).status).toBe(200);
   }
@@ -163,8 +154,10 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL stalls'
     expect(performance.now() - stalledAt).toBeLessThan(STALL_MS);
     await sleep(STALL_MS - (performance.now() - stalledAt));
     pool.restore();
-    const recoveredIn = await eventually(async () => (await rest('empty@me')).status === 200, RECOVERY_BOUND_MS);
-    expect(recoveredIn).toBeLessThan(RECOVERY_BOUND_MS);
+    await eventually(async () => (await rest('empty@me')).status === 200, {
+      what: 'an uncached name answered after the stall',
+      withinMs: RECOVERY_BOUND_MS,
+    });
     expect((await graphql('blank@me')).body).toEqual({ data: { profile: { name: 'blank@me' } } });
     expect(await cacheAnswering()).toBe(true);
     // The same process: nothing was restarted.
@@ -174,7 +167,10 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL stalls'
   it('stops answering from memory once the LISTEN link has stalled past the silence bound', async () => {
     await warmUp();
     listen.cut('blackhole');
-    await eventually(async () => !(await cacheAnswering()), MAX_SILENCE_MS + 3000);
+    await eventually(async () => !(await cacheAnswering()), {
+      what: 'the profile cache no longer answering',
+      withinMs: MAX_SILENCE_MS + 3000,
+    });
     // The database still answers through the pool.
     expect((await rest('demo@me')).status).toBe(200);
     // And nothing comes from memory any more: with the pool stalled too, the cached name is 503.
@@ -182,7 +178,10 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL stalls'
     expectUnavailable(await rest('demo@me'), 'rest');
     pool.restore();
     listen.restore();
-    await eventually(async () => (await rest('demo@me')).status === 200, RECOVERY_BOUND_MS + 2000);
-    await eventually(cacheAnswering, 10_000);
+    await eventually(async () => (await rest('demo@me')).status === 200, {
+      what: 'a 200 for demo@me after both links came back',
+      withinMs: RECOVERY_BOUND_MS + 2000,
+    });
+    await eventually(cacheAnswering, 'the profile cache answering again');
   }, 60_000);
 });

@@ -19,6 +19,7 @@ import { MAX_SILENCE_MS } from '../src/db/change-feed.js';
 import { isDatabaseUnavailable } from '../src/db/driver-errors.js';
 import { DatabaseUnavailableError, OutageGate } from '../src/db/outage-gate.js';
 import { DatabaseTimeoutError } from '../src/db/postgres-deadlines.js';
+import { eventually } from './support/eventually.js';
 import { createOutageScene, OUTAGE_CAUSES } from './support/outage-causes.js';
 import { createProxiedDemoDatabase } from './support/proxied-database.js';
 import { type LogLine, type ServerProcess, startServerProcess } from './support/server-process.js';
@@ -198,15 +199,6 @@ function failWhenServiceExits(current: () => ServerProcess | undefined): void {
   });
 }
 
-async function eventually(check: () => Promise<boolean>, boundMs: number): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`not recovered within ${boundMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 /** A service process (`src/main.ts`) on the database `open` makes, for the tests of a suite. */
 interface ServiceRun<Database> {
   db: Database;
@@ -284,7 +276,10 @@ describe.skipIf(postgresUrl === undefined)('the service while PostgreSQL is unre
   }
 
   async function expectRecovery(): Promise<void> {
-    await eventually(async () => (await timedFetch(`${run.service.url}/readyz`)).status === 200, RECOVERY_BOUND_MS);
+    await eventually(async () => (await timedFetch(`${run.service.url}/readyz`)).status === 200, {
+      what: 'ready again',
+      withinMs: RECOVERY_BOUND_MS,
+    });
     await expectHealthy();
     // The same process answers: nothing was restarted.
     expect(run.service.logs.filter((line) => line.msg === 'listening').map((line) => line.pid)).toEqual([
@@ -392,7 +387,10 @@ describe.skipIf(postgresUrl === undefined)('the service for every way PostgreSQL
         expect(causes[0]?.level).toBe(40);
         expect(String(causes[0]?.reason).length).toBeGreaterThan(0);
       }
-      await eventually(async () => (await lookUp()).status === 200, RECOVERY_BOUND_MS);
+      await eventually(async () => (await lookUp()).status === 200, {
+        what: 'the profile again',
+        withinMs: RECOVERY_BOUND_MS,
+      });
     },
     60_000,
   );
@@ -438,7 +436,7 @@ describe.skipIf(postgresUrl === undefined)('the profile cache while PostgreSQL i
       // The metric's line, not its help text (which says "1 while ...").
       const answering = async () =>
         /^profile_cache_answering 1$/m.test(String((await timedFetch(`${run.service.url}/metrics`)).body));
-      await eventually(answering, 5000);
+      await eventually(answering, 'the profile cache answering');
       for (let i = 0; i < 3; i += 1) expect((await timedFetch(`${run.service.url}/api/demo@me`)).status).toBe(200);
       run.db.proxy.cut(mode);
       const cutAt = Date.now();
@@ -459,8 +457,8 @@ describe.skipIf(postgresUrl === undefined)('the profile cache while PostgreSQL i
       } finally {
         run.db.proxy.restore();
       }
-      await eventually(async () => (await timedFetch(`${run.service.url}/api/demo@me`)).status === 200, 10_000);
-      await eventually(answering, 5000);
+      await eventually(async () => (await timedFetch(`${run.service.url}/api/demo@me`)).status === 200, 'a 200 again');
+      await eventually(answering, 'the profile cache answering');
     },
     60_000,
   );

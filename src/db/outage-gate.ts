@@ -13,6 +13,14 @@
 import { isDatabaseUnavailable } from './driver-errors.js';
 import { DatabaseTimeoutError } from './postgres-deadlines.js';
 
+/**
+ * The gate's cool-down: how long reads are refused before the next probe. Short, because the
+ * database's return is noticed only by a probe, and the service promises to answer again within
+ * about a second of it; a refused probe costs one connection attempt, and failing attempts are
+ * braked (postgres-sockets.ts), so probing this often does not hammer a server that refuses.
+ */
+export const OUTAGE_PROBE_INTERVAL_MS = 250;
+
 /** Refused without asking the database; the cause is the failure that closed the gate. */
 export class DatabaseUnavailableError extends Error {
   /** Known to `isDatabaseUnavailable` whatever the cause was. */

@@ -20,7 +20,7 @@
  *   connection start, so the pool heals by itself (postgres-sockets.ts);
  * - reconnect attempts back off quickly but never wait longer than MAX_RECONNECT_DELAY_SECONDS.
  */
-export const MAX_RECONNECT_DELAY_SECONDS = 1;
+const MAX_RECONNECT_DELAY_SECONDS = 1;
 
 /** Our own deadline passed: PostgreSQL may be slow rather than gone. */
 export class DatabaseTimeoutError extends Error {

@@ -7,11 +7,9 @@
  *   came back for `silenceMs` (Node's idle timeout: no byte either way). Idle connections, and
  *   open transactions that are not waiting for the server, are left alone: the idle timeout fires
  *   for them too, but nothing was written since the last answer.
- * - a brake on failing connection starts. When a connection dies in the middle of a query,
- *   postgres.js 3.4 keeps that query as the connection's current one; if the server then refuses
- *   new sessions with an error (starting up, not accepting connections, too many clients), the
- *   driver takes the error for the old query's and reconnects at once, in a loop: about 140
- *   attempts a second against a local server, for as long as the refusal lasts. So once `maxStarts`
+ * - a brake on failing connection starts. When a server closes a session during its start
+ *   without a word (a pooler dropping sessions), postgres.js 3.4 starts the connection again at
+ *   once, in a loop, for as long as that lasts (porsager/postgres#1193). So once `maxStarts`
  *   connections have died young within a second, the next one waits until that second is over:
  *   no more than `maxStarts` starts a second while starts keep failing, and no wait otherwise.
  *
