@@ -7,7 +7,8 @@
  *
  * An API key comes in the `connection_init` payload's `apiKey` (or the upgrade's headers) and is
  * checked when the connection opens and again for each operation (src/http/api-key-guard.ts); an
- * invalid, unknown or revoked key closes the connection with 4401. A key in the upgrade URL is a 400.
+ * invalid, unknown or revoked key, or an `apiKey` that is not a string, closes the connection
+ * with 4401. A key in the upgrade URL is a 400.
  *
  * A connection's subscriptions are cut together when the client stops reading (the socket's
  * buffered bytes, see ../schema/subscriptions/event-queue.ts); graphql-ws pings every KEEP_ALIVE_MS, which
