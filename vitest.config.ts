@@ -51,6 +51,7 @@ const GRAPHQL_SUITES = [
   'test/client-mistakes.test.ts',
   'test/look-alikes.test.ts',
   'test/hostile-input.test.ts',
+  'test/hostile-graphql-fields.test.ts',
   'test/privacy.test.ts',
   'test/rate-limits-http.test.ts',
   'test/discovery.test.ts',

@@ -15,7 +15,10 @@ import { UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
 import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { startFakePurgeEndpoint } from './support/fake-purge-endpoint.js';
 import { openRestStream, PROFILE_CHANGED, subscribeOverSse, until } from './support/live-clients.js';
+import { printedOutsideTheLog } from './support/log-capture.js';
+import { type RawClient, type RawResponse, rawClient } from './support/raw-http.js';
 
 const CHECK_QUERY = 'email=maker@example.com&name=demo@me';
 const GRAPHQL_CHECK = '{ ownerCheck(email: "maker@example.com", name: "demo@me") { hasCreated } }';
@@ -38,6 +41,20 @@ async function postGraphQL(url: string, query: string, headers: Record<string, s
     body: JSON.stringify({ query }),
   });
   return { response, body: (await response.json()) as { data?: unknown; errors?: Array<Record<string, unknown>> } };
+}
+
+/** The 304 of a conditional request for what `answer` (a 200 with an ETag) sent; none without an ETag. */
+async function revalidated(
+  raw: RawClient,
+  path: string,
+  answer: RawResponse,
+  headers: Record<string, string>,
+): Promise<RawResponse[]> {
+  const etag = answer.headers.etag;
+  if (answer.status !== 200 || etag === undefined) return [];
+  const again = await raw.send(path, { headers: { accept: 'application/json', ...headers, 'if-none-match': etag } });
+  expect([path, again.status]).toEqual([path, 304]);
+  return [again];
 }
 
 interface WsOutcome {
@@ -264,13 +281,29 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
 
     it('graphql-ws closes the connection with 4401 (key in connection_init or the upgrade headers)', async () => {
       const { url } = await serve();
-      for (const params of [{ apiKey: malformed }, { apiKey: unknown }, { apiKey: 42 }, { apiKey: '' }]) {
-        const ws = await wsSubscribe(url, params);
-        expect(ws).toMatchObject({ closeCode: 4401, closeReason: 'Invalid API key' });
+      const { key } = await createKey(handle);
+      const printed = printedOutsideTheLog();
+      for (const apiKey of [
+        malformed,
+        unknown,
+        '',
+        // JSON that is no key, the valid key inside it or not: never converted to a string.
+        { toString: false },
+        { toString: key, valueOf: key },
+        { apiKey: key },
+        [key],
+        [],
+        42,
+        true,
+        null,
+        { nested: { toString: { toString: false } } },
+      ]) {
+        const ws = await wsSubscribe(url, { apiKey });
+        expect([apiKey, ws.closeCode, ws.closeReason]).toEqual([apiKey, 4401, 'Invalid API key']);
       }
+      expect(printed.stop()).toEqual([]);
       const fromHeaders = await wsSubscribe(url, undefined, xApiKey(unknown));
       expect(fromHeaders).toMatchObject({ closeCode: 4401 });
-      const { key } = await createKey(handle);
       const disagreeing = await wsSubscribe(url, { apiKey: key }, xApiKey(generateApiKey()));
       expect(disagreeing).toMatchObject({ closeCode: 4401 });
       const open = () => servers[0]?.app.live.stats().open.websocket === 1;
@@ -398,34 +431,191 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
     }
   });
 
-  it('refuses a key in the query string with 400, on REST, /graphql and the WebSocket upgrade', async () => {
-    const { url } = await serve();
-    const { key } = await createKey(handle);
-    const message = { error: 'Send the API key in a header, not in the URL' };
-    for (const path of [
+  it('refuses a key in the query string with 400 in every spelling, on every path and the WebSocket upgrade', async () => {
+    const { url } = await serve({ PROFILE_LIMIT: '1000' });
+    const { key } = await createKey(handle, { profileLimit: 50 });
+    const raw = rawClient(url);
+    const message = JSON.stringify({ error: 'Send the API key in a header, not in the URL' });
+    const document = encodeURIComponent('{ profile(name: "demo@me") { name } }');
+    const paths = [
       `/api/demo@me?api_key=${key}`,
       `/api/owner-check?${CHECK_QUERY}&apiKey=${key}`,
-      `/graphql?query=${encodeURIComponent('{ profile(name: "demo@me") { name } }')}&apiKey=${key}`,
+      `/graphql?query=${document}&apiKey=${key}`,
       `/api/demo@me/events?api_key=${key}`,
-    ]) {
-      const response = await fetch(`${url}${path}`, { headers: { accept: 'application/json' } });
-      expect(response.status).toBe(400);
-      expect(await response.json()).toEqual(message);
+      // The attack run's: the name percent-encoded, which URLSearchParams decodes to api_key.
+      `/api/demo@me?%61pi_key=${key}`,
+      `/api/demo@me?ap%69Key=${key}`,
+      `/api/demo@me?%41PI%5fKEY=${key}`,
+      `/api/demo@me?size=1&api_key=${key}&api_key=${key}`,
+      `/api/demo@me?apiKey`,
+      `/graphql?query=${document}&variables=%7B%7D&%61piKey=${key}`,
+      `/graphql?%61pi_key=${key}&query=${document}`,
+      `/api/demo@me/events?ap%69_key=${key}`,
+      `/api/demo@me/avatar?size=64&%61pikey=${key}`,
+      `/api/demo@me/vcard?APIKEY=${key}`,
+      `/api/profiles?names=demo@me&api%5Fkey=${key}`,
+      `/.well-known/webfinger?resource=acct:demo@me&api_key=${key}`,
+      // Not the apps' routes, and no route at all: a URL with a key is refused wherever it goes.
+      `/health?api_key=${key}`,
+      `/metrics?apiKey=${key}`,
+      `/nowhere?%61pi_key=${key}`,
+    ];
+    for (const path of paths) {
+      for (const headers of [{ accept: 'application/json' }, { accept: 'application/json', ...bearer(key) }]) {
+        const response = await raw.send(path, { headers });
+        expect([path, response.status, response.text]).toEqual([path, 400, message]);
+        expect(response.headers['cache-control']).toBe('no-store');
+      }
     }
-    const upgrade = await new Promise<number | undefined>((resolve) => {
-      const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/graphql?apiKey=${key}`, 'graphql-transport-ws');
-      socket.on('unexpected-response', (request, response) => {
-        resolve(response.statusCode);
-        request.destroy();
-      });
-      socket.on('error', () => {});
-      socket.on('open', () => {
-        resolve(101);
-        socket.close();
-      });
+    const post = await raw.send(`/graphql?ap%69Key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ profile(name: "demo@me") { name } }' }),
     });
-    expect(upgrade).toBe(400);
+    expect([post.status, post.text]).toEqual([400, message]);
+    // A browser's preflight passes, so that its request after it reads the 400's message.
+    const preflight = await raw.send(`/api/demo@me?%61pi_key=${key}`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.status).toBe(204);
+    // None of them drew on the key's budget: it was never taken from the URL.
+    expect(limitOf(await fetch(`${url}/api/demo@me`, { headers: bearer(key) }))).toEqual({
+      limit: '50',
+      remaining: '49',
+    });
+    raw.close();
+    for (const query of [`apiKey=${key}`, `%61pi_key=${key}`, `ap%69Key=${key}`]) {
+      const upgrade = await new Promise<number | undefined>((resolve) => {
+        const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/graphql?${query}`, 'graphql-transport-ws');
+        socket.on('unexpected-response', (request, response) => {
+          resolve(response.statusCode);
+          request.destroy();
+        });
+        socket.on('error', () => {});
+        socket.on('open', () => {
+          resolve(101);
+          socket.close();
+        });
+      });
+      expect([query, upgrade]).toEqual([query, 400]);
+    }
   });
+
+  it('refuses more than one key header line with 401, on REST, GraphQL and graphql-ws, charging no key', async () => {
+    const { url } = await serve();
+    const first = await createKey(handle, { profileLimit: 20 });
+    const second = await createKey(handle, { profileLimit: 30 });
+    const raw = rawClient(url);
+    // Node's client sends a header given as a list as one line per value.
+    const twice = (name: string, a: string, b: string) => ({ [name]: [a, b] as unknown as string });
+    for (const headers of [
+      twice('authorization', `Bearer ${first.key}`, `Bearer ${second.key}`),
+      twice('authorization', `Bearer ${first.key}`, `Bearer ${first.key}`),
+      twice('x-api-key', first.key, second.key),
+      twice('x-api-key', first.key, first.key),
+      { ...bearer(first.key), ...xApiKey(second.key) },
+      { ...twice('authorization', `Bearer ${first.key}`, `Bearer ${first.key}`), ...xApiKey(first.key) },
+    ]) {
+      const rest = await raw.send('/api/demo@me', { headers });
+      expect([rest.status, rest.text]).toEqual([401, JSON.stringify(INVALID)]);
+      expect(rest.headers['www-authenticate']).toBe('Bearer');
+      const graphql = await raw.send('/graphql', {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ profile(name: "demo@me") { name } }' }),
+      });
+      expect(graphql.status).toBe(401);
+      expect(JSON.parse(graphql.text)).toEqual({
+        errors: [{ message: 'Invalid API key', extensions: { code: 'UNAUTHENTICATED' } }],
+      });
+      const ws = await wsSubscribe(url, undefined, headers as Record<string, string>);
+      expect(ws).toMatchObject({ closeCode: 4401, closeReason: 'Invalid API key' });
+    }
+    raw.close();
+    // Neither app was charged for them.
+    expect(limitOf(await fetch(`${url}/api/demo@me`, { headers: bearer(first.key) }))).toEqual({
+      limit: '20',
+      remaining: '19',
+    });
+    expect(limitOf(await fetch(`${url}/api/demo@me`, { headers: bearer(second.key) }))).toEqual({
+      limit: '30',
+      remaining: '29',
+    });
+  });
+
+  it.each([
+    ['without purging', false],
+    ['with CACHE_PURGE_URLS, where keyless answers get s-maxage and tags', true],
+  ])(
+    'answers a request with a key private, with the max-age others get, no s-maxage or tags, 304s too (%s)',
+    async (_, purging) => {
+      const endpoint = purging ? await startFakePurgeEndpoint() : undefined;
+      try {
+        const { url } = await serve({
+          CACHE_MAX_AGE: '60',
+          PUBLIC_URL: 'https://names.test',
+          ...(endpoint === undefined ? {} : { CACHE_PURGE_URLS: endpoint.url }),
+        });
+        const { key } = await createKey(handle);
+        const raw = rawClient(url);
+        if (purging) {
+          // Keyless answers are shared once the change feed vouches for every change.
+          const deadline = Date.now() + 15_000;
+          while (!String((await raw.send('/api/demo@me')).headers['cache-control']).includes('s-maxage')) {
+            if (Date.now() > deadline) throw new Error('the change feed did not become live within 15 s');
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }
+        const avatarUrl = (await postGraphQL(url, '{ profile(name: "demo@me") { avatarUrl } }')).body.data as {
+          profile: { avatarUrl: string };
+        };
+        const graphqlGet = (query: string) => `/graphql?query=${encodeURIComponent(query)}`;
+        const paths = [
+          '/api/demo@me',
+          '/api/nobody@me',
+          '/api/profiles?names=demo@me,nobody@me',
+          '/api/demo@me/vcard',
+          '/api/demo@me/avatar',
+          // The current version's URL: immutable for everyone, private for the key.
+          avatarUrl.profile.avatarUrl.slice('https://names.test'.length),
+          '/.well-known/webfinger?resource=acct:demo@me',
+          '/.well-known/webfinger?resource=acct:nobody@me',
+          '/api/search?prefix=de',
+          '/api/wallet/0x00000000000000000000000000000000000a1150',
+          graphqlGet('{ profile(name: "demo@me") { name } }'),
+          graphqlGet('{ searchProfiles(prefix: "de") { edges { cursor } } }'),
+        ];
+        for (const path of paths) {
+          const keyless = await raw.send(path, { headers: { accept: 'application/json' } });
+          const keyed = await raw.send(path, { headers: { accept: 'application/json', ...xApiKey(key) } });
+          const context = `${path}: ${keyless.status} ${keyless.headers['cache-control']}`;
+          expect(keyed.status, context).toBe(keyless.status);
+          // REST answers show the key's budget (GraphQL's carry no RateLimit headers).
+          if (!path.startsWith('/graphql')) expect(keyed.headers['ratelimit-limit'], context).toBe('6000');
+          // Others' answer is one a shared cache may keep (a keyless 404 without purging says nothing).
+          if (purging || keyless.status !== 404) expect(keyless.headers['cache-control'], context).toMatch(/^public, /);
+          const maxAge = /max-age=\d+/.exec(String(keyless.headers['cache-control']))?.[0];
+          const immutable = String(keyless.headers['cache-control']).endsWith(', immutable') ? ', immutable' : '';
+          const expected = maxAge === undefined ? 'private' : `private, ${maxAge}${immutable}`;
+          for (const answer of [keyed, ...(await revalidated(raw, path, keyed, xApiKey(key)))]) {
+            expect([answer.status, answer.headers['cache-control']], context).toEqual([answer.status, expected]);
+            expect([answer.headers.xkey, answer.headers['surrogate-key']], context).toEqual([undefined, undefined]);
+          }
+        }
+        // Answers no cache may keep stay so; anything else the key gets is private too.
+        const owner = await raw.send(`/api/owner-check?${CHECK_QUERY}`, { headers: xApiKey(key) });
+        expect(owner.headers['cache-control']).toBe('no-store');
+        const invalid = await raw.send('/api/not-a-name', { headers: xApiKey(key) });
+        expect([invalid.status, invalid.headers['cache-control']]).toEqual([400, 'private']);
+        const post = await postGraphQL(url, '{ profile(name: "demo@me") { name } }', bearer(key));
+        expect(post.response.headers.get('cache-control')).toBe('private');
+        raw.close();
+      } finally {
+        await endpoint?.close();
+      }
+    },
+  );
 
   it('records when each key was last used, in one write, at the latest when the server stops', async () => {
     const server = await serve();

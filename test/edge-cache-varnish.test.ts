@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
+import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
@@ -291,5 +292,61 @@ describe('Varnish in front of a service without CACHE_PURGE_URLS', () => {
     const missing = await get(`${varnish.url}/api/nobody@me`);
     expect(missing.status).toBe(404);
     expect(isHit(missing)).toBe(false);
+  });
+});
+
+/**
+ * The shipped VCL without what it knows of API keys: requests with a key are looked up like any
+ * other, and a cached answer keeps its RateLimit headers. An operator's cache may well be so.
+ */
+function withoutKeyRules(vcl: string): string {
+  const edited = vcl
+    .replace(/\n\s*if \(req\.http\.Authorization \|\| req\.http\.X-Api-Key\) \{\n\s*return \(pass\);\n\s*\}/, '')
+    .replace(/\n\s*if \(obj\.hits > 0\) \{[^}]*\}/, '');
+  expect(edited.match(/X-Api-Key|obj\.hits/g), 'the key rules of deploy/varnish/default.vcl were not found').toBeNull();
+  return edited;
+}
+
+describe('a shared cache that knows nothing of API keys, in front of the service', () => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  let server: TestServer;
+  let varnish: Varnish;
+
+  beforeAll(async () => {
+    varnishd();
+    testDb = await createTestDatabase('pglite');
+    handle = await testDb.open();
+    await seedDemoData(handle.db);
+    server = await startTestServer(handle, { CACHE_MAX_AGE: '60' });
+    varnish = await startVarnish(Number(new URL(server.url).port), undefined, withoutKeyRules);
+  }, 60_000);
+  afterAll(async () => {
+    await varnish?.stop();
+    await server?.close();
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  it("keeps no answer to a request with a key, so nobody is shown the key's budget", async () => {
+    const { key } = await createKey(handle, { profileLimit: 777 });
+    const keyless = await get(`${server.url}/api/demo@me`);
+    expect(keyless.headers['ratelimit-limit']).not.toBe('777');
+    for (const path of [
+      '/api/demo@me',
+      '/api/nobody@me',
+      '/api/profiles?names=demo@me',
+      '/api/demo@me/vcard',
+      '/.well-known/webfinger?resource=acct:demo@me',
+      '/api/search?prefix=de',
+    ]) {
+      const first = await get(`${varnish.url}${path}`, { 'x-api-key': key });
+      const second = await get(`${varnish.url}${path}`, { 'x-api-key': key });
+      const other = await get(`${varnish.url}${path}`);
+      for (const answer of [first, second]) {
+        expect([path, isHit(answer), answer.headers['ratelimit-limit']]).toEqual([path, false, '777']);
+      }
+      expect([path, other.headers['ratelimit-limit']]).not.toEqual([path, '777']);
+    }
   });
 });

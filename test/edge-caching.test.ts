@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { EdgeCaching, EdgeReads } from '../src/edge/edge-caching.js';
+import { EdgeCaching, EdgeReads, keyedCacheControl } from '../src/edge/edge-caching.js';
 import { PurgeError, sendPurge, tagHeaderValues } from '../src/edge/purge-client.js';
 import { Purger } from '../src/edge/purger.js';
 import { ALL_TAG, profileTag, tagsOfChange } from '../src/edge/tags.js';
@@ -85,7 +85,7 @@ describe('caching headers of shareable answers', () => {
     const edge = new EdgeCaching({ maxAgeSeconds: 3600, sharedMaxAgeSeconds: 86_400, purging: true }, () => true);
     const reads = edge.begin(undefined) as EdgeReads;
     reads.tags.add(profileTag('demo@me'));
-    expect(edge.headers(reads)).toEqual({
+    expect(edge.headers({ edge: reads })).toEqual({
       'Cache-Control': 'public, max-age=300, s-maxage=86400',
       xkey: 'all p:demo%40me',
       'Surrogate-Key': 'all p:demo%40me',
@@ -97,20 +97,45 @@ describe('caching headers of shareable answers', () => {
     const edge = new EdgeCaching({ ...settings, purging: true }, () => live);
     const reads = edge.begin(undefined) as EdgeReads;
     edge.changed();
-    expect(edge.headers(reads)).toEqual({ 'Cache-Control': 'private, max-age=60' });
+    expect(edge.headers({ edge: reads })).toEqual({ 'Cache-Control': 'private, max-age=60' });
     const later = edge.begin(undefined) as EdgeReads;
     live = false;
-    expect(edge.headers(later)).toEqual({ 'Cache-Control': 'private, max-age=60' });
+    expect(edge.headers({ edge: later })).toEqual({ 'Cache-Control': 'private, max-age=60' });
     live = true;
     later.shareable = false;
-    expect(edge.headers(later)['Cache-Control']).toBe('private, max-age=60');
+    expect(edge.headers({ edge: later })['Cache-Control']).toBe('private, max-age=60');
   });
 
   it('tags too long for a cache header line make the answer private rather than cut', () => {
     const edge = new EdgeCaching({ ...settings, purging: true }, () => true);
     const reads = new EdgeReads(0);
     for (let index = 0; index < 400; index += 1) reads.tags.add(profileTag(`name-${index}@somewhere`));
-    expect(edge.headers(reads)['Cache-Control']).toBe('private, max-age=60');
+    expect(edge.headers({ edge: reads })['Cache-Control']).toBe('private, max-age=60');
+  });
+
+  it('an answer to a request with an API key is private, with the max-age browsers get, no s-maxage, no tags', () => {
+    const apiKey = { id: 'key_test' };
+    const plain = new EdgeCaching({ ...settings, purging: false }, () => true);
+    expect(plain.headers({ edge: undefined, apiKey })).toEqual({ 'Cache-Control': 'private, max-age=60' });
+    expect(plain.headers({ edge: undefined, apiKey }, false)).toEqual({ 'Cache-Control': 'private' });
+    const purged = new EdgeCaching({ maxAgeSeconds: 3600, sharedMaxAgeSeconds: 86_400, purging: true }, () => true);
+    const reads = purged.begin(undefined) as EdgeReads;
+    reads.tags.add(profileTag('demo@me'));
+    // Shareable as far as its reads go: the key alone keeps it out of shared caches.
+    expect(purged.headers({ edge: reads })['Cache-Control']).toBe('public, max-age=300, s-maxage=86400');
+    expect(purged.headers({ edge: reads, apiKey })).toEqual({ 'Cache-Control': 'private, max-age=300' });
+    expect(purged.headers({ edge: reads, apiKey }, false)).toEqual({ 'Cache-Control': 'private, max-age=300' });
+  });
+
+  it.each([
+    ['public, max-age=60', 'private, max-age=60'],
+    ['public, max-age=300, s-maxage=86400', 'private, max-age=300'],
+    ['public, max-age=31536000, immutable', 'private, max-age=31536000, immutable'],
+    ['PUBLIC,max-age=5,S-MAXAGE=10', 'private, max-age=5'],
+    ['private, max-age=60', 'private, max-age=60'],
+    ['no-store', 'no-store'],
+  ])('a keyed answer turns %s into %s', (control, keyed) => {
+    expect(keyedCacheControl(control)).toBe(keyed);
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * The GraphQL transport repeats parts of Yoga (src/graphql/transport/README.md). These tests fail
- * when an upgrade changes what it was checked against: the installed versions of graphql-yoga and
- * the two packages whose behaviour it mirrors with it, and the way the result-process hooks are
+ * when an upgrade changes what it was checked against: the installed versions of graphql-yoga,
+ * the two packages whose behaviour it mirrors with it, and graphql-ws (whose `ws` adapter
+ * src/graphql/transport/graphql-ws-server.ts repeats), and the way the result-process hooks are
  * collected through envelop's public plugin list.
  */
 import { readFileSync } from 'node:fs';
@@ -32,8 +33,8 @@ function installedVersion(name: string): string {
 describe('the versions src/graphql/transport/README.md records', () => {
   const recorded = versionsRecorded();
 
-  it('lists graphql-yoga and the packages its transport behaviour comes from', () => {
-    expect([...recorded.keys()].sort()).toEqual(['@envelop/core', '@whatwg-node/server', 'graphql-yoga']);
+  it('lists graphql-yoga, the packages its transport behaviour comes from, and graphql-ws', () => {
+    expect([...recorded.keys()].sort()).toEqual(['@envelop/core', '@whatwg-node/server', 'graphql-ws', 'graphql-yoga']);
   });
 
   it.each([...recorded])('%s: the installed version is the one recorded (%s)', (name, version) => {

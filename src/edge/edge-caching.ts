@@ -19,6 +19,11 @@
  *
  * An answer cut to the client's remaining budget (a short search page), or whose tags would not
  * fit a cache's header limit, is not shareable either.
+ *
+ * Nor is any answer to a request with an API key, purging or not: its RateLimit headers are the
+ * key's budget, which no other client may be shown. It goes out `private` with the `max-age`
+ * browsers get of the same answer without a key, and without tags: no shared cache keeps it, so
+ * there is nothing to purge.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 import { ALL_TAG } from './tags.js';
@@ -30,6 +35,8 @@ export const MAX_TAG_HEADER_BYTES = 4000;
 const MAX_BROWSER_AGE_WITH_PURGING = 300;
 
 const NO_HEADERS: OutgoingHttpHeaders = Object.freeze({});
+/** A keyed 404 without purging: others get no `max-age` for it, and it is for the key's client alone. */
+const KEYED_MISSING: OutgoingHttpHeaders = Object.freeze({ 'Cache-Control': 'private' });
 
 export interface EdgeCachingSettings {
   /** Whether a purger keeps shared caches fresh (CACHE_PURGE_URLS set). */
@@ -38,6 +45,29 @@ export interface EdgeCachingSettings {
   maxAgeSeconds: number;
   /** CACHE_SHARED_MAX_AGE. */
   sharedMaxAgeSeconds: number;
+}
+
+/**
+ * What the caching headers depend on of a request: what it read, and whether it came with an API
+ * key (the service's request, src/service/request.ts, is one).
+ */
+export interface EdgeRequest {
+  readonly edge: EdgeReads | undefined;
+  readonly apiKey?: object | undefined;
+}
+
+/**
+ * Another answer's `Cache-Control` as an answer to a request with an API key gets it: `private`
+ * instead of `public`, no `s-maxage`; the rest (`max-age`, `immutable`, `no-store`) as it was.
+ */
+export function keyedCacheControl(control: string): string {
+  const directives = control
+    .split(',')
+    .map((directive) => directive.trim())
+    .filter((directive) => directive !== '' && !/^(?:public|private|s-maxage\b.*)$/i.test(directive));
+  return directives.some((directive) => /^no-store$/i.test(directive))
+    ? directives.join(', ')
+    : ['private', ...directives].join(', ');
 }
 
 /** What one request read, as far as shared caches care: its tags, and when it began reading. */
@@ -53,6 +83,7 @@ export class EdgeCaching {
   private readonly publicControl: string;
   private readonly privateControl: string;
   private readonly plainHeaders: OutgoingHttpHeaders;
+  private readonly keyedHeaders: OutgoingHttpHeaders;
 
   constructor(
     private readonly settings: EdgeCachingSettings,
@@ -66,6 +97,7 @@ export class EdgeCaching {
     this.plainHeaders = Object.freeze({ 'Cache-Control': `public, max-age=${settings.maxAgeSeconds}` });
     this.publicControl = `public, max-age=${browserAge}, s-maxage=${settings.sharedMaxAgeSeconds}`;
     this.privateControl = `private, max-age=${browserAge}`;
+    this.keyedHeaders = Object.freeze({ 'Cache-Control': this.privateControl });
   }
 
   get purging(): boolean {
@@ -86,10 +118,12 @@ export class EdgeCaching {
   /**
    * The caching headers of a public answer: `Cache-Control`, and with purging the tags (`xkey`
    * for Varnish, `Surrogate-Key` for Fastly-style caches). `found` false is a 404 of a name:
-   * without purging it carries no caching headers, as before.
+   * without purging it carries no caching headers, as before, unless the request has an API key.
    */
-  headers(reads: EdgeReads | undefined, found = true): OutgoingHttpHeaders {
+  headers(request: EdgeRequest | undefined, found = true): OutgoingHttpHeaders {
+    if (request?.apiKey !== undefined) return found || this.settings.purging ? this.keyedHeaders : KEYED_MISSING;
     if (!this.settings.purging) return found ? this.plainHeaders : NO_HEADERS;
+    const reads = request?.edge;
     const tags = [...(reads?.tags ?? [ALL_TAG])].join(' ');
     const vouched =
       this.isLive() &&

@@ -134,11 +134,18 @@ function compiledExecution(
   documents: DocumentCaches,
   byShape: CompiledByShape,
   answers: ProfileAnswers | undefined,
+  logger: Logger,
 ): ReturnType<typeof useGraphQlJit> {
   const executions = new WeakMap<DocumentNode, number>();
   const jit = useGraphQlJit(
     {},
     {
+      // Without it the plugin prints the failed compilation with console.error, outside the log.
+      onError: (result) =>
+        logger.error(
+          { errors: result.errors?.map((error) => error.message) },
+          'GraphQL document could not be compiled',
+        ),
       enableIf: ({ document, operationName }) => {
         // Subscriptions run once per client and stay open: nothing to gain from compiling them.
         if (getOperationAST(document, operationName)?.operation === 'subscription') return false;
@@ -279,7 +286,7 @@ export function createGraphQLServer({
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
       documents.plugin,
       validationByShape(schema),
-      ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape, answers)] : []),
+      ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape, answers, logger)] : []),
       // After the plugins that choose the execute function: it wraps the one they chose.
       ...(answers === undefined ? [] : [answers.plugin]),
       ...plugins,

@@ -1,13 +1,22 @@
 /**
  * The API-key check of every request to a route apps call (`/api/…`, `/graphql`, WebFinger), run
- * before the route's handler: a key in the query string answers 400; an invalid, unknown or
- * revoked key 401 (GraphQL's answer on `/graphql`), never the per-IP limits instead; a valid key
- * is remembered for the request (`apiKeyOf`), so the service counts it under the key's limits.
+ * before the route's handler: an invalid, unknown or revoked key answers 401 (GraphQL's answer on
+ * `/graphql`), never the per-IP limits instead; a valid key is remembered for the request
+ * (`apiKeyOf`), so the service counts it under the key's limits, and its answers are for the one
+ * client that sent it (`Cache-Control: private` unless the answer says more, see below). A key in
+ * the query string answers 400 on every path, apps' or not (`refusesKeyInUrl`).
  * Which key a request presents is src/limits/api-keys.ts's rule; which keys are valid,
  * src/service/api-keys.ts's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, credentialOf, INVALID_API_KEY_MESSAGE } from '../limits/api-keys.js';
+import {
+  API_KEY_IN_URL_MESSAGE,
+  apiKeyInQuery,
+  type Credential,
+  credentialOf,
+  credentialOfKey,
+  INVALID_API_KEY_MESSAGE,
+} from '../limits/api-keys.js';
 import { rateLimitKey } from '../limits/client-key.js';
 import type { Logger } from '../logging/logger.js';
 import type { ApiKeyStore } from '../service/api-keys.js';
@@ -20,6 +29,8 @@ import {
   UNAVAILABLE_RETRY_AFTER_SECONDS,
 } from '../service/errors.js';
 import type { ApiKeyGrant } from '../service/request.js';
+import { isPreflight } from './cors.js';
+import { setEarlyHeader } from './early-headers.js';
 import { requestIdOfAnswer } from './request-id.js';
 import { sendError, sendJson } from './respond.js';
 
@@ -52,6 +63,19 @@ export interface ApiKeyGuardOptions {
 }
 
 /**
+ * Whether the request has a key in its query string, which is answered 400 whatever the path: a
+ * key in a URL ends up in access logs, proxies, browser histories and caches. A CORS preflight
+ * passes, so that a browser's request after it gets the 400 with its message.
+ */
+export function refusesKeyInUrl(req: IncomingMessage): boolean {
+  return req.url !== undefined && apiKeyInQuery(req.url) && !isPreflight(req);
+}
+
+export function refuseKeyInUrl(req: IncomingMessage, res: ServerResponse): void {
+  sendError(req, res, 400, API_KEY_IN_URL_MESSAGE, NO_STORE);
+}
+
+/**
  * Checks the request's key and calls `next` when it may go on (no key, or a valid one); answers
  * the request itself otherwise. Synchronous for requests without a key and for keys in the cache.
  */
@@ -62,11 +86,7 @@ export function guardApiKey(
   options: ApiKeyGuardOptions,
   next: () => void,
 ): void {
-  if (req.url !== undefined && apiKeyInQuery(req.url)) {
-    sendError(req, res, 400, API_KEY_IN_URL_MESSAGE, NO_STORE);
-    return;
-  }
-  const credential = credentialOf(req.headers);
+  const credential = credentialOf(req);
   if (credential.kind === 'none') {
     next();
     return;
@@ -81,6 +101,10 @@ export function guardApiKey(
       return;
     }
     remember(req, grant);
+    // Every answer to it shows the key's budget: for its client alone, whatever the answer is (an
+    // error, a GraphQL POST). Answers that say more replace it: public data gets `private` with
+    // its max-age (src/edge/edge-caching.ts), answers never to be kept keep `no-store`.
+    setEarlyHeader(res, 'Cache-Control', 'private');
     options.onKey?.(req, grant.id);
     next();
   };
@@ -99,7 +123,8 @@ export function guardApiKey(
  * The key of a graphql-ws connection: the `apiKey` field of its `connection_init` payload, or the
  * upgrade request's headers (both: they must agree). True when the connection may go on (no
  * key, or a valid one, then remembered for the upgrade request its operations run with); false
- * for an invalid, unknown or revoked key. Rejects when the database cannot tell.
+ * for an invalid, unknown or revoked key, and for an `apiKey` that is not a string (a number, an
+ * object, null: JSON that is no key). Rejects when the database cannot tell.
  */
 export async function admitConnection(
   store: ApiKeyStore,
@@ -107,8 +132,8 @@ export async function admitConnection(
   payloadKey: unknown,
   trustProxyHops: number,
 ): Promise<boolean> {
-  const fromHeaders = credentialOf(req.headers);
-  const fromPayload = payloadKey === undefined ? fromHeaders : credentialOf({ 'x-api-key': String(payloadKey) });
+  const fromHeaders = credentialOf(req);
+  const fromPayload = payloadCredential(payloadKey) ?? fromHeaders;
   if (fromHeaders.kind === 'invalid' || fromPayload.kind === 'invalid') return false;
   if (fromHeaders.kind === 'key' && fromPayload.kind === 'key' && fromHeaders.hash !== fromPayload.hash) return false;
   const credential = fromPayload.kind === 'key' ? fromPayload : fromHeaders;
@@ -117,6 +142,16 @@ export async function admitConnection(
   if (grant === null) return false;
   remember(req, grant);
   return true;
+}
+
+/**
+ * The `apiKey` of a `connection_init` payload; undefined when there is none. Only a string can
+ * be a key: anything else is invalid as it is, never converted (`String()` of an object runs its
+ * `toString`, which a client's JSON may have made anything).
+ */
+function payloadCredential(payloadKey: unknown): Credential | undefined {
+  if (payloadKey === undefined) return undefined;
+  return typeof payloadKey === 'string' ? credentialOfKey(payloadKey) : { kind: 'invalid' };
 }
 
 /** The answer to an invalid, unknown or revoked key; the WebSocket transport closes with 4401 instead. */

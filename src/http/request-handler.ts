@@ -2,12 +2,13 @@
  * Every request: its request ID, route, CORS headers and log line, then its answer — within its
  * SERVER span when tracing is on. With tracing off the handler is the same as before tracing
  * existed, so it costs nothing. The routes apps call (the CORS routes: `/api/…`, `/graphql`,
- * WebFinger) are answered after their API key is checked (api-key-guard.ts).
+ * WebFinger) are answered after their API key is checked (api-key-guard.ts); a key in the query
+ * string is refused on every path.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../logging/logger.js';
 import type { ApiKeyStore } from '../service/api-keys.js';
-import { type ApiKeyGuardOptions, guardApiKey } from './api-key-guard.js';
+import { type ApiKeyGuardOptions, guardApiKey, refuseKeyInUrl, refusesKeyInUrl } from './api-key-guard.js';
 import { applyCors } from './cors.js';
 import { setEarlyHeader } from './early-headers.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
@@ -57,8 +58,10 @@ export function createRequestHandler(deps: RequestHandlerDeps): (req: IncomingMe
     setEarlyHeader(res, 'X-Content-Type-Options', 'nosniff');
     const match = router.match(req, res);
     observation.observe(req, res, match.route?.pattern ?? unmatchedRoute);
-    if (match.route?.cors !== true) return match;
-    applyCors(res);
+    const cors = match.route?.cors === true;
+    if (cors) applyCors(res);
+    if (refusesKeyInUrl(req)) return { route: match.route, answer: () => refuseKeyInUrl(req, res) };
+    if (!cors || match.route === undefined) return match;
     const options = match.route.pattern === deps.graphqlPattern ? graphqlGuard : restGuard;
     return { route: match.route, answer: () => guardApiKey(apiKeys, req, res, options, match.answer) };
   };

@@ -6,16 +6,18 @@
  * A key is `nps_` and 40 random base62 characters (about 238 bits). A request presents it in
  * `Authorization: Bearer <key>` or `X-API-Key: <key>`. The rules, all decided before any lookup:
  * - no header: no key; the per-IP limits apply;
- * - both headers with the same key: that key; with different values: invalid (401), since the
- *   request does not say which app it is, and guessing would charge the wrong one;
+ * - one key per request: two `Authorization` lines, two `X-API-Key` lines, or both headers with
+ *   different values are invalid (401), since the request does not say which app it is, and
+ *   guessing would charge the wrong one; both headers with the same key are that key: the request
+ *   names one app (clients that send both, for gateways reading one or the other, keep working);
  * - `Authorization` with another scheme than Bearer: invalid (the service has no other);
- * - a value that is not a well-formed key (empty, repeated headers joined by Node, wrong prefix,
- *   other characters, longer than MAX_KEY_LENGTH): invalid, without hashing it;
- * - a key in the query string (`api_key`, `apiKey`, in any case): refused with 400, because URLs
- *   end up in logs, proxies and caches.
+ * - a value that is not a well-formed key (empty, wrong prefix, other characters, longer than
+ *   MAX_KEY_LENGTH): invalid, without hashing it;
+ * - a key in the query string (`api_key`, `apiKey`, in any case, percent-encoded or not): refused
+ *   with 400, because URLs end up in logs, proxies and caches.
  */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 
 const API_KEY_PREFIX = 'nps_';
 /** Random characters of a new key: 40 base62 characters are about 238 bits. */
@@ -72,34 +74,62 @@ export type Credential = { kind: 'none' } | { kind: 'key'; hash: string } | { ki
 const NONE: Credential = { kind: 'none' };
 const INVALID: Credential = { kind: 'invalid' };
 
-/** The key a request presents in its headers (rules above). */
-export function credentialOf(headers: IncomingHttpHeaders): Credential {
-  const authorization = headers.authorization;
-  const header = headers['x-api-key'];
-  if (authorization === undefined && header === undefined) return NONE;
+/** What a request's key is read from: Node's parsed headers and `headersDistinct` (one entry per line). */
+export type KeyHeaders = Pick<IncomingMessage, 'headers' | 'headersDistinct'>;
+
+/** A key given by itself (graphql-ws's `apiKey`): well-formed, or invalid. */
+export const credentialOfKey = (key: string): Credential =>
+  isWellFormedApiKey(key) ? { kind: 'key', hash: hashApiKey(key) } : INVALID;
+
+/**
+ * The key a request presents in its headers (rules above). The header lines are counted as the
+ * client sent them: Node keeps only the first of two `Authorization` lines in `headers` (the
+ * second key would go unseen, and the first app be charged) and joins `X-API-Key` lines.
+ */
+export function credentialOf({ headers, headersDistinct }: KeyHeaders): Credential {
+  // Most requests carry neither: `headersDistinct` is built on first read, so it is not read for them.
+  if (headers.authorization === undefined && headers['x-api-key'] === undefined) return NONE;
+  const authorization = headersDistinct.authorization ?? [];
+  const apiKey = headersDistinct['x-api-key'] ?? [];
+  if (authorization.length > 1 || apiKey.length > 1) return INVALID;
   let bearer: string | undefined;
-  if (authorization !== undefined) {
-    bearer = BEARER.exec(authorization)?.[1];
+  if (authorization[0] !== undefined) {
+    bearer = BEARER.exec(authorization[0])?.[1];
     if (bearer === undefined) return INVALID;
   }
-  // Node joins repeated X-API-Key headers with ", ", which is never a well-formed key.
-  const apiKeyHeader = Array.isArray(header) ? header.join(', ') : header;
-  if (bearer !== undefined && apiKeyHeader !== undefined && bearer !== apiKeyHeader) return INVALID;
-  const key = bearer ?? apiKeyHeader ?? '';
-  return isWellFormedApiKey(key) ? { kind: 'key', hash: hashApiKey(key) } : INVALID;
+  const header = apiKey[0];
+  if (bearer !== undefined && header !== undefined && bearer !== header) return INVALID;
+  return credentialOfKey(bearer ?? header ?? '');
 }
 
-const QUERY_NAMES = new Set(['api_key', 'apikey']);
+/**
+ * One character of a parameter name as a URL may spell it: itself, or percent-encoded (`%61` for
+ * `a`); letters in either case, as the comparison ignores ASCII case (`%41`, `A`, `%61`, `a`).
+ */
+function spelled(char: string): string {
+  const codes = new Set([char.toLowerCase(), char.toUpperCase()].map((c) => c.charCodeAt(0).toString(16)));
+  return `(?:${char === '_' ? '_' : char}|${[...codes].map((code) => `%${code}`).join('|')})`;
+}
 
-/** Whether a request URL carries an API key parameter (`api_key` or `apiKey`, in any case). */
+/**
+ * A parameter named `api_key` or `apikey` in any ASCII case and any mix of plain and
+ * percent-encoded characters: a name as URLSearchParams reads it (between `&`s, up to the first
+ * `=`, percent-decoded once, `+` a space; a leading `?` of the query skipped). Nothing else
+ * decodes to these ASCII letters (`+` is a space, overlong UTF-8 a replacement character), so the
+ * pattern finds exactly those names without decoding the query string, which most requests
+ * (GraphQL GETs) would pay for. test/api-key-guard.test.ts checks it against URLSearchParams.
+ */
+const KEY_PARAMETER = new RegExp(
+  `(?:^\\??|&)${[...'api'].map(spelled).join('')}${spelled('_')}?${[...'key'].map(spelled).join('')}(?:[=&]|$)`,
+  'i',
+);
+
+/**
+ * Whether a request URL carries an API key parameter (`api_key` or `apiKey`, in any case and
+ * any spelling once percent-decoded). Everything after the first `?` is the query, the fragment
+ * included should a client send one.
+ */
 export function apiKeyInQuery(url: string): boolean {
   const start = url.indexOf('?');
-  if (start < 0) return false;
-  const query = url.slice(start + 1);
-  // Most query strings (GraphQL GETs) name neither: skip parsing them.
-  if (!/api(?:_|%5f)?key/i.test(query)) return false;
-  for (const name of new URLSearchParams(query).keys()) {
-    if (QUERY_NAMES.has(name.toLowerCase())) return true;
-  }
-  return false;
+  return start >= 0 && KEY_PARAMETER.test(url.slice(start + 1));
 }

@@ -11,6 +11,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { FAILURE_MEMORY_MS } from '../avatars/avatar-images.js';
 import { CONTENT_TYPES } from '../avatars/image-resize.js';
 import type { Variant } from '../avatars/variant-store.js';
+import { keyedCacheControl } from '../edge/edge-caching.js';
 import { matchesIfNoneMatch } from '../http/conditional.js';
 import { sendBody, sendError, sendNotModified } from '../http/respond.js';
 import {
@@ -40,6 +41,15 @@ import { sendValidated } from './validated-answer.js';
 
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const SVG_CONTENT_TYPE = 'image/svg+xml';
+
+/** The avatar's own `Cache-Control`s, besides the profile's. */
+interface AvatarCacheControls {
+  /** A failed original's fallback: the failure memory's length at most, and the profile's. */
+  temporary: string;
+  /** The current version's URL (`v=`). */
+  immutable: string;
+}
+
 /** Whatever a browser makes of the SVG (or an image), it runs nothing and loads nothing (inline styles only). */
 const SVG_SECURITY_HEADERS: OutgoingHttpHeaders = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
@@ -51,6 +61,12 @@ export const avatarRoute: RestRoute = {
   methods: GET_HEAD,
   handler: (deps) => {
     const temporary = `public, max-age=${Math.min(deps.config.cacheMaxAgeSeconds, FAILURE_MEMORY_MS / 1000)}`;
+    const controls: AvatarCacheControls = { temporary, immutable: IMMUTABLE_CACHE_CONTROL };
+    // An answer to a request with an API key carries the key's budget: for its client alone.
+    const keyedControls: AvatarCacheControls = {
+      temporary: keyedCacheControl(temporary),
+      immutable: keyedCacheControl(IMMUTABLE_CACHE_CONTROL),
+    };
     return serviceHandler(deps, async ({ req, res, params, request }) => {
       const { value, rateLimit } = await deps.avatars.lookupAvatar(request, params.name ?? '', {
         parameters: avatarParameters(req.url ?? ''),
@@ -61,8 +77,8 @@ export const avatarRoute: RestRoute = {
         res,
         value,
         { ...rateLimitHeaders(rateLimit), Vary: 'Accept' },
-        (found) => deps.edge.headers(request.edge, found),
-        temporary,
+        (found) => deps.edge.headers(request, found),
+        request.apiKey === undefined ? controls : keyedControls,
       );
     });
   },
@@ -125,8 +141,7 @@ function send(
   answer: AvatarAnswer,
   headers: OutgoingHttpHeaders,
   cacheHeaders: (found: boolean) => OutgoingHttpHeaders,
-  /** A failed original's fallback: the failure memory's length at most, and the profile's. */
-  temporaryCacheControl: string,
+  controls: AvatarCacheControls,
 ): void {
   if (answer.kind === 'missing') {
     const busy = answer.busy === true ? { 'Cache-Control': 'no-store' } : {};
@@ -141,9 +156,9 @@ function send(
     answer.busy === true
       ? { ...shared, 'Cache-Control': 'no-store' }
       : answer.temporary === true
-        ? { ...shared, 'Cache-Control': temporaryCacheControl }
+        ? { ...shared, 'Cache-Control': controls.temporary }
         : answer.currentVersion
-          ? { ...shared, 'Cache-Control': IMMUTABLE_CACHE_CONTROL }
+          ? { ...shared, 'Cache-Control': controls.immutable }
           : shared;
   if (answer.kind === 'redirect') {
     sendBody(req, res, 302, '', { ...headers, ...caching, Location: answer.location });
@@ -176,7 +191,8 @@ function avatarOperation(): Operation {
       description:
         '`public, max-age=31536000, immutable` when `v` is the current avatar version, else the profile `Cache-Control`; ' +
         'a fallback answered because the original could not be used: `public, max-age=<at most 60, at most the profile max-age>`; ' +
-        'because the service was busy making new variants (`AVATAR_RESIZES_PER_SECOND`, origin fetch slots): `no-store`.',
+        'because the service was busy making new variants (`AVATAR_RESIZES_PER_SECOND`, origin fetch slots): `no-store`. ' +
+        'To a request with an API key each of these with `private` for `public` and no `s-maxage` (e.g. `private, max-age=31536000, immutable`).',
     },
     ...headerRefs('Vary', 'xkey', 'Surrogate-Key'),
   };

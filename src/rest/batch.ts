@@ -145,7 +145,7 @@ async function answerBatch(
   }
   sendValidated(req, res, {
     etag: batchEtag(answers),
-    validators: { ...rateLimitHeaders(rateLimit), ...deps.edge.headers(request.edge) },
+    validators: { ...rateLimitHeaders(rateLimit), ...deps.edge.headers(request) },
     body,
     contentHeaders: { 'Content-Type': JSON_CONTENT_TYPE },
   });

@@ -179,7 +179,7 @@ async function answerPage(
   const { value, rateLimit } = await list();
   const body = JSON.stringify(value);
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  const headers = { ...rateLimitHeaders(rateLimit), ...edge.headers(request.edge) };
+  const headers = { ...rateLimitHeaders(rateLimit), ...edge.headers(request) };
   sendValidated(req, res, { etag, validators: headers, body, contentHeaders: { 'Content-Type': JSON_CONTENT_TYPE } });
 }
 

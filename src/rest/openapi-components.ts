@@ -309,10 +309,10 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   'Retry-After': { ...integerHeader('Seconds to wait before retrying.'), required: true },
   ETag: stringHeader('Strong validator of the answer.'),
   'Cache-Control': stringHeader(
-    'How long the answer may be cached, e.g. `public, max-age=60` or `no-store`; with CACHE_PURGE_URLS set `public, max-age=60, s-maxage=86400` for shared caches, or `private, max-age=60` for an answer computed around a change.',
+    "How long the answer may be cached, e.g. `public, max-age=60` or `no-store`; with CACHE_PURGE_URLS set `public, max-age=60, s-maxage=86400` for shared caches, or `private, max-age=60` for an answer computed around a change. An answer to a request with an API key is `private` with the `max-age` others get (`private, max-age=60`), never `public` or `s-maxage`: its RateLimit headers are the key's.",
   ),
   'Cache-Control-Missing': stringHeader(
-    'Sent only while CACHE_PURGE_URLS is set: `public, max-age=60, s-maxage=86400` (shared caches keep the 404 until the name is created), or `private, max-age=60`.',
+    'Sent while CACHE_PURGE_URLS is set: `public, max-age=60, s-maxage=86400` (shared caches keep the 404 until the name is created), or `private, max-age=60`; to a request with an API key always, `private` (with purging `private, max-age=60`).',
     false,
   ),
   Vary: stringHeader(
@@ -320,7 +320,7 @@ export const HEADERS: Readonly<Record<string, Header>> = {
     false,
   ),
   xkey: stringHeader(
-    'Cache tags of what the answer shows, space-separated (`all p:<name> ns:<namespace> search wallets name-check`), for Varnish; sent while CACHE_PURGE_URLS is set.',
+    'Cache tags of what the answer shows, space-separated (`all p:<name> ns:<namespace> search wallets name-check`), for Varnish; sent while CACHE_PURGE_URLS is set, never on an answer to a request with an API key (no shared cache keeps it).',
     false,
   ),
   'Surrogate-Key': stringHeader('The same tags as `xkey`, for Fastly-style caches.', false),
@@ -344,19 +344,22 @@ export const SECURITY_SCHEMES: Readonly<Record<string, Schema>> = {
     description:
       'An API key (`nps_` and at least 32 base62 characters) as `Authorization: Bearer <key>`: requests are ' +
       "limited per key, with the key's own limits, instead of per client address. An unknown or revoked key " +
-      'answers 401, never as if there were no key.',
+      'answers 401, never as if there were no key. One key per request: two `Authorization` headers answer 401. ' +
+      'Never in the URL: an `api_key` or `apiKey` query parameter, in any spelling, answers 400.',
   },
   ApiKeyHeader: {
     type: 'apiKey',
     in: 'header',
     name: 'X-API-Key',
-    description: 'The same API key in `X-API-Key`. With both headers, they must hold the same key.',
+    description:
+      'The same API key in `X-API-Key`, once. With both headers, they must hold the same key (it counts once); ' +
+      'two `X-API-Key` headers, or two different keys, answer 401.',
   },
 };
 
 /** What every path answers to an invalid, unknown or revoked API key. */
 export const INVALID_API_KEY = errorAnswer(
-  'An API key that is malformed, unknown or revoked (or two headers with different keys).',
+  'An API key that is malformed, unknown or revoked, or more than one key: two `Authorization` or two `X-API-Key` headers, or both headers with different keys.',
   'Invalid API key',
   { ...headers('WWW-Authenticate'), ...CACHING },
 );
@@ -366,7 +369,7 @@ export const KEY_REFUSED_CACHING: Headers = { 'Cache-Control': header('Cache-Con
 
 /** What every path answers to an API key in its query string (`api_key`, `apiKey`). */
 export const API_KEY_IN_URL = errorAnswer(
-  'An API key in the query string (`api_key` or `apiKey`): keys go in a header.',
+  'An API key in the query string (`api_key` or `apiKey`, in any case and any percent-encoding of the name, e.g. `%61pi_key`): keys go in a header.',
   'Send the API key in a header, not in the URL',
   CACHING,
 );

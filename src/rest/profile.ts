@@ -18,7 +18,7 @@ export const profileRoute: RestRoute = {
       };
       sendFoundDocument(req, res, document, {
         rateLimit,
-        cacheHeaders: (found) => deps.edge.headers(request.edge, found),
+        cacheHeaders: (found) => deps.edge.headers(request, found),
       });
     }),
   openApi: {

@@ -19,7 +19,7 @@ export const vcardRoute: RestRoute = {
       };
       sendFoundDocument(req, res, document, {
         rateLimit,
-        cacheHeaders: (found) => deps.edge.headers(request.edge, found),
+        cacheHeaders: (found) => deps.edge.headers(request, found),
       });
     }),
   openApi: {

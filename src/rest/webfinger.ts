@@ -33,12 +33,12 @@ export const webfingerRoute: RestRoute = {
       });
       const headers = rateLimitHeaders(rateLimit);
       if (jrd === null) {
-        sendError(req, res, 404, 'Profile not found', { ...headers, ...deps.edge.headers(request.edge, false) });
+        sendError(req, res, 404, 'Profile not found', { ...headers, ...deps.edge.headers(request, false) });
         return;
       }
       sendEncoded(req, res, JSON.stringify(jrd), {
         ...headers,
-        ...deps.edge.headers(request.edge),
+        ...deps.edge.headers(request),
         'Content-Type': JRD_CONTENT_TYPE,
       });
     }),

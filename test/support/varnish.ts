@@ -48,14 +48,21 @@ function vclFor(backendPort: number): string {
   return rewritten;
 }
 
-/** Starts varnishd on `port` (a free one unless given) in front of 127.0.0.1:`backendPort`. */
-export async function startVarnish(backendPort: number, port?: number): Promise<Varnish> {
+/**
+ * Starts varnishd on `port` (a free one unless given) in front of 127.0.0.1:`backendPort`, with the
+ * shipped VCL as `edit` changes it (a test's cache configured otherwise than the one shipped).
+ */
+export async function startVarnish(
+  backendPort: number,
+  port?: number,
+  edit: (vcl: string) => string = (vcl) => vcl,
+): Promise<Varnish> {
   const binary = varnishd();
   const listenPort = port ?? (await freePort());
   const folder = mkdtempSync(path.join(os.tmpdir(), 'nps-varnish-'));
   const vclFile = path.join(folder, 'default.vcl');
   const workDir = path.join(folder, 'work');
-  writeFileSync(vclFile, vclFor(backendPort));
+  writeFileSync(vclFile, edit(vclFor(backendPort)));
   const child: ChildProcess = spawn(
     binary,
     [

@@ -118,7 +118,7 @@ export function httpCachingPlugin(edge: EdgeCaching): Plugin {
       // The coding the transport sends the body in (src/http/compression.ts) has its own ETag.
       const etag = etagFor(identityEtag, negotiateCoding(request.headers.get('accept-encoding') ?? undefined));
       const caching: Record<string, string> = { ETag: etag, Vary: 'Accept, Accept-Encoding' };
-      for (const [name, value] of Object.entries(edge.headers(serviceRequests.get(request)?.edge))) {
+      for (const [name, value] of Object.entries(edge.headers(serviceRequests.get(request)))) {
         if (value !== undefined) caching[name] = String(value);
       }
       Object.assign(headers, caching);

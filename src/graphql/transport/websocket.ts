@@ -7,7 +7,11 @@
  *
  * An API key comes in the `connection_init` payload's `apiKey` (or the upgrade's headers) and is
  * checked when the connection opens and again for each operation (src/http/api-key-guard.ts); an
- * invalid, unknown or revoked key closes the connection with 4401. A key in the upgrade URL is a 400.
+ * invalid, unknown or revoked key, or an `apiKey` that is not a string, closes the connection
+ * with 4401. A key in the upgrade URL is a 400.
+ *
+ * graphql-ws runs on the `ws` server through ./graphql-ws-server.ts, which logs what graphql-ws's
+ * own adapter would print to the console.
  *
  * A connection's subscriptions are cut together when the client stops reading (the socket's
  * buffered bytes, see ../schema/subscriptions/event-queue.ts); graphql-ws pings every KEEP_ALIVE_MS, which
@@ -29,13 +33,13 @@ import {
   type GraphQLFormattedError,
   type subscribe,
 } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { admitConnection } from '../../http/api-key-guard.js';
 import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, INVALID_API_KEY_MESSAGE } from '../../limits/api-keys.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ApiKeyStore } from '../../service/api-keys.js';
 import type { GraphQLServer } from '../yoga.js';
+import { serveGraphQLWs } from './graphql-ws-server.js';
 import { MAX_REQUEST_BODY_BYTES } from './request-body-limit.js';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -67,7 +71,7 @@ export function createGraphQLWebSocket(
 ): GraphQLWebSocket {
   // A message is a GraphQL request: the same bound as an HTTP body.
   const server = new WebSocketServer({ noServer: true, maxPayload: MAX_REQUEST_BODY_BYTES });
-  const disposable = useServer(
+  const disposable = serveGraphQLWs(
     {
       // The key of the connection (the `apiKey` of connection_init, or the upgrade's headers);
       // every operation of the connection then counts under it.
@@ -121,6 +125,7 @@ export function createGraphQLWebSocket(
       },
     },
     server,
+    logger,
     KEEP_ALIVE_MS,
   );
 
@@ -136,7 +141,7 @@ export function createGraphQLWebSocket(
       server.handleUpgrade(req, socket, head, (ws: WebSocket) => server.emit('connection', ws, req));
     },
     async close() {
-      // graphql-ws's dispose closes each connection with 1001 ("Going away") and stops the server.
+      // Closes each connection with 1001 ("Going away") and stops the server.
       await disposable.dispose();
     },
   };
