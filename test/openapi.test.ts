@@ -12,6 +12,7 @@ import addFormatsPlugin from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
+import { pruneLog } from '../src/db/change-log.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { openDatabase } from '../src/db/database.js';
 import { generateApiKey } from '../src/limits/api-keys.js';
@@ -73,6 +74,7 @@ const EVENTS = '/api/{name_id}/events';
 const WEBFINGER = '/.well-known/webfinger';
 const SEARCH = '/api/search';
 const WALLET = '/api/wallet/{address}';
+const CHANGES = '/api/changes';
 const DEMO_ETH = '0x0000000000000000000000000000000000de0000';
 
 /** One request for each documented lookup path that finds something, misses, and is invalid. */
@@ -95,6 +97,7 @@ const LOOKUPS = [
   // A search or a reverse lookup that finds nothing is an empty page, not a 404.
   { path: SEARCH, found: '/api/search?prefix=de&limit=1', missing: undefined, invalid: '/api/search?prefix=-' },
   { path: WALLET, found: `/api/wallet/${DEMO_ETH}`, missing: undefined, invalid: `/api/wallet/${DEMO_ETH}?limit=0` },
+  { path: CHANGES, found: '/api/changes?limit=2', missing: undefined, invalid: '/api/changes?after=x' },
 ] as const;
 
 describe('OpenAPI document', () => {
@@ -217,6 +220,7 @@ describe('OpenAPI document', () => {
       WEBFINGER,
       SEARCH,
       WALLET,
+      CHANGES,
     ]);
     expect(document.servers).toEqual([{ url: PUBLIC_URL, description: expect.any(String) }]);
   });
@@ -296,6 +300,13 @@ describe('OpenAPI document', () => {
       await getAndHead(limited, EVENTS, '/api/demo@me/events'); // 429: the one slot is taken
       await open.body?.cancel();
     });
+  });
+
+  it('describes the answer to a change-feed cursor whose entries were pruned', async () => {
+    const first = (await (await fetch(`${server.url}${CHANGES}?limit=1`)).json()) as { next: string };
+    await importLines(handle.db, ndjson({ kind: 'profile', name: 'openapi-pruned@me', creatorEmail: 'x@example.com' }));
+    expect(await pruneLog(handle.db, new Date(Date.now() + 60_000))).toBeGreaterThan(1);
+    await getAndHead(server, CHANGES, `${CHANGES}?after=${first.next}`);
   });
 
   it('describes every answer of the batch lookup by POST', async () => {

@@ -17,6 +17,7 @@
  * when a file names the same profile or namespace twice the last line wins.
  */
 
+import { entriesOfThisTransaction } from '../db/change-log.js';
 import {
   EVERYTHING,
   MAX_NAMED_CHANGES,
@@ -93,6 +94,11 @@ export interface ImportReport {
   profilesRemoved: number;
   /** Profiles and namespaces that removal lines named but that did not exist. */
   removalsOfNothing: number;
+  /**
+   * Change-log entries the import wrote (src/db/change-log.ts): one per profile created, changed
+   * in what lookups answer, or removed. In a dry run, what it would have written.
+   */
+  changeLogEntries: number;
   /** True when this was a dry run: nothing was written, whatever the counts say. */
   dryRun: boolean;
   /** The first bad lines, in line order. */
@@ -163,6 +169,7 @@ async function importBatches(
       if (run.report.problemCount > 0) throw new RejectedFile();
       if (run.options.replaceAll) await run.removeUnnamed(tx);
       await checkReferences?.();
+      run.report.changeLogEntries = await entriesOfThisTransaction(tx);
       if (run.options.dryRun) throw new DryRun();
       // Delivered by PostgreSQL when this transaction commits, and never if it rolls back.
       const changed = run.changedNames();
@@ -199,7 +206,7 @@ export const ANALYZE_AFTER_PROFILES = MAX_NAMED_CHANGES;
  * takes about the same fraction of a second whatever the size, and blocks no reader or writer.
  */
 export async function analyzeDataTables(db: Database): Promise<void> {
-  await db.execute(sql`analyze namespaces, profiles, records, wallet_addresses`);
+  await db.execute(sql`analyze namespaces, profiles, records, wallet_addresses, change_log, change_log_commits`);
 }
 
 /** Batches whose statements may be sent before the earlier ones have finished. */
@@ -219,6 +226,7 @@ class ImportRun {
     namespacesRemoved: 0,
     profilesRemoved: 0,
     removalsOfNothing: 0,
+    changeLogEntries: 0,
     problems: [],
     problemCount: 0,
     dryRun: false,

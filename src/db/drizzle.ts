@@ -26,7 +26,20 @@ const pgCore = load('drizzle-orm/pg-core') as typeof import('drizzle-orm/pg-core
 export const { and, asc, between, eq, gt, inArray, isNull, max, or, sql } = core;
 export type { Logger, SQL } from 'drizzle-orm';
 
-export const { bigint, check, index, integer, json, pgSchema, pgTable, primaryKey, text, timestamp } = pgCore;
+export const {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  json,
+  pgSchema,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+} = pgCore;
 export type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 export type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';
 

@@ -16,6 +16,7 @@
 import type { RecordValue } from '../profiles/record-value.js';
 import {
   bigint,
+  boolean,
   check,
   index,
   integer,
@@ -24,6 +25,7 @@ import {
   type PgQueryResultHKT,
   pgTable,
   primaryKey,
+  smallint,
   sql,
   text,
   timestamp,
@@ -165,6 +167,61 @@ export const apiKeys = pgTable(
     check('api_keys_profile_limit_positive', sql`${t.profileLimit} > 0`),
     check('api_keys_owner_check_limit_positive', sql`${t.ownerCheckLimit} > 0`),
   ],
+);
+
+/**
+ * The change log (src/db/change-log.ts, docs/live-updates.md): one entry per change of a profile's
+ * public answer, written by triggers on `profiles` in the transaction of the change, whichever
+ * program writes (drizzle/0006_change_log.sql): `created` for an inserted profile, `updated` for
+ * one whose content hash changed, `removed` for a deleted one. Derived data: never written by the
+ * application.
+ *
+ * Entries are ordered by their transaction's commit (`change_log_commits.commit_seq`), then by
+ * `seq` within it. `xid` is the writing transaction (pg_current_xact_id()).
+ */
+export const changeLog = pgTable(
+  'change_log',
+  {
+    xid: bigint('xid', { mode: 'number' }).notNull(),
+    /** From the sequence change_log_seq: increasing within a transaction. */
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    /** 1 created, 2 updated, 3 removed (CHANGE_KINDS in src/db/change-log.ts). */
+    kind: smallint('kind').notNull(),
+    /** Canonical name ID. */
+    name: text('name').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.xid, t.seq], name: 'change_log_pkey' }),
+    // A name's latest change (a stream resumed with Last-Event-ID, the feed filtered by names).
+    index('change_log_name_idx').on(t.name),
+    check('change_log_kind_known', sql`${t.kind} between 1 and 3`),
+  ],
+);
+
+/**
+ * One row per transaction that wrote change-log entries. `commit_seq` and `committed_at` are set
+ * by a deferred trigger at the transaction's commit, under a transaction-level advisory lock held
+ * until the commit is visible: commit_seq increases in commit order, so a reader that has seen
+ * commit N has seen every commit before it (src/db/change-log.ts says why that is enough).
+ */
+export const changeLogCommits = pgTable('change_log_commits', {
+  xid: bigint('xid', { mode: 'number' }).primaryKey(),
+  commitSeq: bigint('commit_seq', { mode: 'number' }).unique('change_log_commits_commit_seq_unique'),
+  committedAt: timestamp('committed_at', { withTimezone: true }),
+});
+
+/**
+ * How far the change log has been pruned (one row): the position of the last entry removed, so
+ * that a cursor before it gets 410 (its entries are gone) and one at or after it does not.
+ */
+export const changeLogPruned = pgTable(
+  'change_log_pruned',
+  {
+    only: boolean('only').primaryKey().default(true),
+    commitSeq: bigint('commit_seq', { mode: 'number' }).notNull().default(0),
+    seq: bigint('seq', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [check('change_log_pruned_one_row', sql`${t.only}`)],
 );
 
 export type ProfileRow = typeof profiles.$inferSelect;

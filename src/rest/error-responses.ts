@@ -10,6 +10,7 @@ import { sendError, sendJson } from '../http/respond.js';
 import type { Logger } from '../logging/logger.js';
 import {
   asServiceError,
+  CursorExpiredError,
   describeFailure,
   INTERNAL_SERVER_ERROR_MESSAGE,
   InvalidInputError,
@@ -31,6 +32,7 @@ function answerFor(error: ServiceError): ErrorAnswer {
     const status = error instanceof RateLimitedError ? 429 : 503;
     return { status, body: { error: error.message }, headers: { ...headers, 'Retry-After': error.retryAfterSeconds } };
   }
+  if (error instanceof CursorExpiredError) return { status: 410, body: { error: error.message }, headers };
   // A batch names the first invalid name, as the client gave it.
   const name = error instanceof InvalidInputError ? error.details.name : undefined;
   return {

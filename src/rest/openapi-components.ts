@@ -7,6 +7,7 @@
  * Every answer carries X-Request-Id and, on these paths, `Access-Control-Allow-Origin: *`.
  */
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
+import { MAX_CHANGES_PAGE } from '../service/changes.js';
 import { INVALID_CURSOR_MESSAGE } from '../service/cursors.js';
 import { MAX_PAGE_SIZE } from '../service/discovery.js';
 import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
@@ -182,6 +183,46 @@ export const SCHEMAS: Readonly<Record<string, Schema>> = {
       address: { type: 'string', description: 'The address as given.' },
       names: PAGE_NAMES,
       nextCursor: NEXT_CURSOR,
+    },
+  },
+  ChangePage: {
+    type: 'object',
+    required: ['changes', 'next', 'hasMore'],
+    additionalProperties: false,
+    properties: {
+      changes: {
+        type: 'array',
+        maxItems: MAX_CHANGES_PAGE,
+        items: { $ref: '#/components/schemas/Change' },
+        description: 'Oldest first, in commit order.',
+      },
+      next: {
+        type: 'string',
+        maxLength: 64,
+        description:
+          'Pass it as `after` for the next page: past every entry this page looked at. Opaque. The same as `after` ' +
+          'when nothing was there.',
+      },
+      hasMore: { type: 'boolean', description: 'Whether entries after `next` were already there.' },
+    },
+  },
+  Change: {
+    type: 'object',
+    required: ['cursor', 'name', 'kind', 'at'],
+    additionalProperties: false,
+    properties: {
+      cursor: {
+        type: 'string',
+        maxLength: 64,
+        description: "This entry's place in the log; `after` it: what came later.",
+      },
+      name: { type: 'string', description: 'The canonical name ID.' },
+      kind: {
+        type: 'string',
+        enum: ['created', 'updated', 'removed'],
+        description: '`updated`: what `GET /api/{name_id}` answers changed.',
+      },
+      at: { type: 'string', format: 'date-time', description: 'When the change was committed (UTC).' },
     },
   },
   Profile: {

@@ -8,6 +8,7 @@
 import type { Router } from '../http/router.js';
 import { avatarRoute } from './avatar.js';
 import { batchRoute } from './batch.js';
+import { changesRoute } from './changes.js';
 import type { RestDependencies } from './dependencies.js';
 import { searchRoute, walletRoute } from './discovery.js';
 import { eventsRoute } from './events.js';
@@ -30,6 +31,7 @@ const DOCUMENTED: readonly RestRoute[] = [
   webfingerRoute,
   searchRoute,
   walletRoute,
+  changesRoute,
 ];
 
 const ROUTES: readonly RestRoute[] = [openApiRoute(DOCUMENTED), ...DOCUMENTED, unknownApiPathRoute];

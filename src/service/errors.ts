@@ -37,6 +37,15 @@ export class InvalidInputError extends ServiceError {
   }
 }
 
+/** A change-log cursor names entries the log no longer keeps (REST 410, GraphQL CURSOR_EXPIRED). */
+export class CursorExpiredError extends ServiceError {
+  override readonly name = 'CursorExpiredError';
+
+  constructor(rateLimit?: RateLimitDecision) {
+    super('Cursor is older than the change log keeps', rateLimit);
+  }
+}
+
 /** The client used up a budget. */
 export class RateLimitedError extends ServiceError {
   override readonly name = 'RateLimitedError';

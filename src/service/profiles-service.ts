@@ -17,8 +17,10 @@ import type { Logger } from '../logging/logger.js';
 import { emailKey, INVALID_EMAIL_MESSAGE, isValidEmail } from '../names/email.js';
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
+import { type ChangesService, createChanges } from './changes.js';
 import { createDiscovery, type DiscoveryService } from './discovery.js';
 import { describeFailure, InvalidInputError, RateLimitedError, UnavailableError } from './errors.js';
+import { canonicalNames, checkListLength } from './name-lists.js';
 import type { ProfileCache } from './profile-cache.js';
 import { type Outcome, ServiceRequest } from './request.js';
 
@@ -27,8 +29,7 @@ const LIVE_UPDATES_CLIENT = 'live-updates';
 
 export const MISSING_PARAMETERS_MESSAGE = 'Both email and name parameters are required';
 /** Bounds the work of one call; a client with more names sends several. */
-export const MAX_NAMES_PER_REQUEST = 100;
-export const TOO_MANY_NAMES_MESSAGE = `At most ${MAX_NAMES_PER_REQUEST} names per request`;
+export { MAX_NAMES_PER_REQUEST, TOO_MANY_NAMES_MESSAGE } from './name-lists.js';
 
 interface OwnerCheckInput {
   email?: string | null | undefined;
@@ -43,7 +44,7 @@ export interface OwnerCheckResult {
   name: string;
 }
 
-export interface ProfilesService extends DiscoveryService {
+export interface ProfilesService extends DiscoveryService, ChangesService {
   /**
    * The profile of a name ID (any case, NFC or not), or null. One point of the profile budget.
    * `checkInput` validates a caller's other input (an avatar size, a WebFinger resource) after the
@@ -163,6 +164,7 @@ export function createProfilesService({ database, limits, cache, logger, edge }:
 
   return {
     ...createDiscovery({ database, limits, spend, read, loadProfiles, dependsOn }),
+    ...createChanges({ database, limits, spend, read, loadProfiles }),
 
     async lookupProfile(request, rawName, checkInput) {
       const rateLimit = await spend(limits.profile, request, 1);
@@ -215,19 +217,12 @@ export async function checkNameList(
   request: ServiceRequest,
   rawNames: readonly string[],
 ): Promise<CheckedNameList> {
-  if (rawNames.length > MAX_NAMES_PER_REQUEST) {
-    throw new InvalidInputError(TOO_MANY_NAMES_MESSAGE, undefined, { maxNames: MAX_NAMES_PER_REQUEST });
-  }
+  checkListLength(rawNames, undefined);
   const parsed = rawNames.map((name) => parseNameId(name));
   // Invalid names count too (the list is refused after the budget is drawn, as for one name).
   const distinct = new Set(rawNames.map((name, index) => parsed[index]?.name ?? canonicalName(name))).size;
   const rateLimit = await spend(limiter, request, distinct);
-  const invalidIndexes = parsed.flatMap((name, index) => (name === null ? [index] : []));
-  const [firstInvalid] = invalidIndexes;
-  if (firstInvalid !== undefined) {
-    throw new InvalidInputError(INVALID_NAME_MESSAGE, rateLimit, { name: rawNames[firstInvalid], invalidIndexes });
-  }
-  return { names: parsed.map((name) => name?.name ?? ''), rateLimit };
+  return { names: canonicalNames(rawNames, parsed, rateLimit), rateLimit };
 }
 
 /**

@@ -1,13 +1,14 @@
 /**
  * What GraphQL clients see of errors. Every error carries `extensions.code`: the service's errors
- * map to BAD_USER_INPUT, RATE_LIMITED (with `retryAfter`) and SERVICE_UNAVAILABLE, the same
- * errors REST maps to 400, 429 and 503; anything unexpected is masked as INTERNAL_SERVER_ERROR
+ * map to BAD_USER_INPUT, CURSOR_EXPIRED, RATE_LIMITED (with `retryAfter`) and SERVICE_UNAVAILABLE,
+ * the same errors REST maps to 400, 410, 429 and 503; anything unexpected is masked as INTERNAL_SERVER_ERROR
  * without SQL, parameters or stack.
  */
 import { GraphQLError, Source } from 'graphql';
 import { innermostCause } from '../../errors/cause-chain.js';
 import {
   asServiceError,
+  CursorExpiredError,
   describeFailure,
   INTERNAL_SERVER_ERROR_MESSAGE,
   InvalidInputError,
@@ -18,6 +19,7 @@ import {
 
 export const ERROR_CODES = {
   badUserInput: 'BAD_USER_INPUT',
+  cursorExpired: 'CURSOR_EXPIRED',
   rateLimited: 'RATE_LIMITED',
   serviceUnavailable: 'SERVICE_UNAVAILABLE',
   internalServerError: 'INTERNAL_SERVER_ERROR',
@@ -60,6 +62,7 @@ function unavailableExtensions(retryAfterSeconds: number): Record<string, unknow
 function serviceErrorExtensions(error: ServiceError): Record<string, unknown> {
   if (error instanceof RateLimitedError) return { code: ERROR_CODES.rateLimited, retryAfter: error.retryAfterSeconds };
   if (error instanceof UnavailableError) return unavailableExtensions(error.retryAfterSeconds);
+  if (error instanceof CursorExpiredError) return { code: ERROR_CODES.cursorExpired };
   const details = error instanceof InvalidInputError ? error.details : {};
   return { code: ERROR_CODES.badUserInput, ...details };
 }

@@ -5,6 +5,7 @@
  */
 import { type GraphQLSchema, printSchema } from 'graphql';
 import { createBuilder } from './builder.js';
+import { registerChangesQuery } from './queries/changes.js';
 import { registerDiscoveryQueries } from './queries/discovery.js';
 import { registerOwnerCheckQuery } from './queries/owner-check.js';
 import { registerProfileQuery } from './queries/profile.js';
@@ -30,12 +31,14 @@ function buildSchema(): GraphQLSchema {
   registerProfilesQuery(builder, ProfileRef);
   registerOwnerCheckQuery(builder);
   registerWalletFields(builder, ProfileRef);
-  const ProfileConnectionRef = registerProfileConnection(builder, ProfileRef);
+  const { ProfileConnectionRef, PageInfoRef } = registerProfileConnection(builder, ProfileRef);
   registerDiscoveryQueries(builder, ProfileConnectionRef);
+  registerChangesQuery(builder, ProfileRef, PageInfoRef);
   registerProfileChangedSubscription(builder, ProfileRef);
   builder.queryType({
     description:
-      'Public profiles of name IDs, ways to find them (prefix search, wallet address, name check), and the owner check.',
+      'Public profiles of name IDs, ways to find them (prefix search, wallet address, name check), the owner check, ' +
+      'and the change feed.',
   });
   // Declaration order, not alphabetical: types and fields read the way the modules present them.
   return builder.toSchema({ sortSchema: false });

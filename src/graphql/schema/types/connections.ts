@@ -7,7 +7,7 @@ import type { Profile } from '../../../profiles/profile.js';
 import type { NamePage } from '../../../service/discovery.js';
 import type { Builder, ObjectOf } from '../builder.js';
 
-interface PageInfoShape {
+export interface PageInfoShape {
   hasNextPage: boolean;
   hasPreviousPage: boolean;
   startCursor: string | null;
@@ -16,13 +16,13 @@ interface PageInfoShape {
 
 function registerPageInfo(builder: Builder): ObjectOf<PageInfoShape> {
   return builder.objectRef<PageInfoShape>('PageInfo').implement({
-    description: 'Where a page stands in its listing (Relay cursor connections).',
+    description: 'Where a page stands in its listing or feed (Relay cursor connections).',
     fields: (t) => ({
       hasNextPage: t.exposeBoolean('hasNextPage', {
-        description: 'Whether more names follow: ask again with `after: endCursor`.',
+        description: 'Whether more follow: ask again with `after: endCursor`.',
       }),
       hasPreviousPage: t.exposeBoolean('hasPreviousPage', {
-        description: 'Always false: listings page forwards only (`first`/`after`).',
+        description: 'Always false: listings and the change feed page forwards only (`first`/`after`).',
       }),
       startCursor: t.exposeString('startCursor', {
         nullable: true,
@@ -55,12 +55,15 @@ function registerProfileEdge(builder: Builder, ProfileRef: ObjectOf<Profile>): O
 
 /**
  * PageInfo, ProfileEdge and ProfileConnection, in that order; returns ProfileConnection, the type
- * the listing queries answer with.
+ * the listing queries answer with, and PageInfo, which the change feed's connection shares.
  */
-export function registerProfileConnection(builder: Builder, ProfileRef: ObjectOf<Profile>): ObjectOf<NamePage> {
+export function registerProfileConnection(
+  builder: Builder,
+  ProfileRef: ObjectOf<Profile>,
+): { ProfileConnectionRef: ObjectOf<NamePage>; PageInfoRef: ObjectOf<PageInfoShape> } {
   const PageInfoRef = registerPageInfo(builder);
   const ProfileEdgeRef = registerProfileEdge(builder, ProfileRef);
-  return builder.objectRef<NamePage>('ProfileConnection').implement({
+  const ProfileConnectionRef = builder.objectRef<NamePage>('ProfileConnection').implement({
     description:
       "A page of profiles in code-point order of their names, in Relay's connection shape. Cursors are opaque and " +
       'belong to their query; a cursor of another query, or one that was altered, is a BAD_USER_INPUT error.',
@@ -90,4 +93,5 @@ export function registerProfileConnection(builder: Builder, ProfileRef: ObjectOf
       }),
     }),
   });
+  return { ProfileConnectionRef, PageInfoRef };
 }
