@@ -38,6 +38,8 @@ const SYSTEM_SUITES = [
  * over HTTP skip the second run (GRAPHQL_PATH_RERUN in test/support/app-server.ts).
  */
 const GRAPHQL_SUITES = [
+  'test/change-feed-api.test.ts',
+  'test/change-feed-clients.test.ts',
   'test/live-updates.test.ts',
   'test/live-updates-abuse.test.ts',
   'test/request-encoding.test.ts',

@@ -23,8 +23,11 @@ import { createGraphQLServer, GRAPHQL_ENDPOINT, type GraphQLServer, type GraphQL
 import { createRequestHandler } from './http/request-handler.js';
 import { Router } from './http/router.js';
 import { createRateLimits } from './limits/create-rate-limits.js';
+import { liveLog } from './loaders/change-log.js';
+import { readProfilesOnPrimary } from './loaders/loaders.js';
 import type { Logger } from './logging/logger.js';
 import { registerAvatarMetrics } from './ops/avatar-metrics.js';
+import { ChangeLogRetention, registerChangeLogMetrics } from './ops/change-log-retention.js';
 import { registerLiveUpdateMetrics } from './ops/live-update-metrics.js';
 import { createOperations, type Operations } from './ops/operations.js';
 import { registerPurgeMetrics } from './ops/purge-metrics.js';
@@ -105,7 +108,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   );
   const profiles = createProfilesService({ database, limits, cache, logger, edge });
   const live = createLiveUpdates({
-    readProfiles: (names) => profiles.currentProfiles(names),
+    log: liveLog(database),
+    readProfiles: (names) => readProfilesOnPrimary(database, names),
     budget: limits.profile,
     logger,
     ready: () => feed.start(),
@@ -125,6 +129,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   feed.deliverTo(cache, live, edgeFeedHandlers(edge, purging?.purger), apiKeyFeedHandlers(apiKeys, live, logger));
   if (config.profileCacheSize > 0 || edge.purging) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
+  const retention = new ChangeLogRetention(database.db, config.changeLogRetentionDays, logger);
+  retention.start();
+  registerChangeLogMetrics(operations.metrics.registry, () => retention.figures());
   const links = new Links(config.publicUrl);
   // Resizes run one at a time with one libvips thread (src/avatars/image-resize.ts), leaving the
   // other core to the event loop.
@@ -205,6 +212,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     endStreams,
     async close() {
       await endStreams().catch(() => {});
+      await retention.close();
       await avatarImages?.close();
       await purging?.close();
       await feed.close();

@@ -75,6 +75,7 @@ const WEBFINGER = '/.well-known/webfinger';
 const SEARCH = '/api/search';
 const WALLET = '/api/wallet/{address}';
 const CHANGES = '/api/changes';
+const CHANGE_EVENTS = '/api/changes/events';
 const DEMO_ETH = '0x0000000000000000000000000000000000de0000';
 
 /** One request for each documented lookup path that finds something, misses, and is invalid. */
@@ -221,6 +222,7 @@ describe('OpenAPI document', () => {
       SEARCH,
       WALLET,
       CHANGES,
+      CHANGE_EVENTS,
     ]);
     expect(document.servers).toEqual([{ url: PUBLIC_URL, description: expect.any(String) }]);
   });
@@ -291,13 +293,19 @@ describe('OpenAPI document', () => {
     }
   });
 
-  it('describes every answer of the live-update stream', async () => {
+  it('describes every answer of the live-update streams', async () => {
     await getAndHead(server, EVENTS, '/api/demo@me/events');
     await getAndHead(server, EVENTS, '/api/demo/events');
     await methodNotAllowed(EVENTS, '/api/demo@me/events');
+    await getAndHead(server, CHANGE_EVENTS, `${CHANGE_EVENTS}?names=demo@me,empty@me`);
+    await getAndHead(server, CHANGE_EVENTS, `${CHANGE_EVENTS}?namespace=me`, { headers: { 'Last-Event-ID': 'x' } });
+    await getAndHead(server, CHANGE_EVENTS, CHANGE_EVENTS);
+    await getAndHead(server, CHANGE_EVENTS, `${CHANGE_EVENTS}?names=demo@me,demo`);
+    await methodNotAllowed(CHANGE_EVENTS, `${CHANGE_EVENTS}?names=demo@me`);
     await withServer(handle, { LIVE_SUBSCRIPTIONS_PER_CLIENT: '1' }, async (limited) => {
       const open = await fetch(`${limited.url}/api/demo@me/events`);
       await getAndHead(limited, EVENTS, '/api/demo@me/events'); // 429: the one slot is taken
+      await getAndHead(limited, CHANGE_EVENTS, `${CHANGE_EVENTS}?names=demo@me`);
       await open.body?.cancel();
     });
   });
@@ -336,6 +344,7 @@ describe('OpenAPI document', () => {
       [OPENAPI, OPENAPI],
       [OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me'],
       [EVENTS, '/api/demo@me/events'],
+      [CHANGE_EVENTS, `${CHANGE_EVENTS}?names=demo@me`],
       ...LOOKUPS.map((lookup): [string, string] => [lookup.path, lookup.found]),
     ];
     for (const [path, url] of targets) {

@@ -117,6 +117,8 @@ export interface Config {
   liveSubscriptionsPerClient: number;
   /** Open live-update subscriptions per process. */
   liveSubscriptionsMax: number;
+  /** Days the change log keeps its entries (CHANGE_LOG_RETENTION_DAYS); older ones are pruned. */
+  changeLogRetentionDays: number;
   /** Avatar images: fetched, resized and answered by the service (AVATAR_PROXY=on), or 302 to the image (off). */
   avatarProxy: boolean;
   /** Networks avatar fetches may reach although private (AVATAR_PRIVATE_ORIGINS). */
@@ -393,6 +395,7 @@ export function loadConfig(env: Env = process.env): Config {
     tracing: tracingConfig(env),
     liveSubscriptionsPerClient: integer(env, 'LIVE_SUBSCRIPTIONS_PER_CLIENT', 20, 1, 1_000_000),
     liveSubscriptionsMax: integer(env, 'LIVE_SUBSCRIPTIONS_MAX', 10_000, 0, 1_000_000),
+    changeLogRetentionDays: integer(env, 'CHANGE_LOG_RETENTION_DAYS', 30, 1, 36_500),
     avatarProxy: avatarProxy(env),
     avatarPrivateOrigins: privateOrigins(env),
     avatarFetchTimeoutMs: integer(env, 'AVATAR_FETCH_TIMEOUT_MS', 5000, 100, 60_000),

@@ -252,22 +252,31 @@ export async function entriesOfThisTransaction(db: Database): Promise<number> {
 }
 
 export interface LogStats {
+  /** Entries, as the planner's statistics estimate them (exact after an ANALYZE; no count scan). */
   entries: number;
+  /** Bytes on disk of the log's tables and their indexes. */
+  bytes: number;
   /** When the oldest retained entry's transaction committed; undefined for an empty log. */
   oldestAt: Date | undefined;
 }
 
-/** The log's size and age, for /metrics: an estimate of the entries from the planner's statistics. */
+/** The log's size and age, for /metrics. */
 export async function logStats(db: Database): Promise<LogStats> {
-  const [row] = await rows<{ entries: string | number | null; oldest: string | Date | null }>(
+  const [row] = await rows<{
+    entries: string | number | null;
+    bytes: string | number | null;
+    oldest: string | Date | null;
+  }>(
     db,
     sql`
       select (select greatest(reltuples, 0)::bigint from pg_class where oid = 'change_log'::regclass) as entries,
+             pg_total_relation_size('change_log') + pg_total_relation_size('change_log_commits') as bytes,
              (select committed_at from change_log_commits where commit_seq is not null order by commit_seq limit 1) as oldest`,
   );
   const oldest = row?.oldest;
   return {
     entries: Number(row?.entries ?? 0),
+    bytes: Number(row?.bytes ?? 0),
     oldestAt: oldest === null || oldest === undefined ? undefined : oldest instanceof Date ? oldest : new Date(oldest),
   };
 }
@@ -279,9 +288,10 @@ export async function logStats(db: Database): Promise<LogStats> {
  * a reader that finds entries missing also finds the position that says so. Returns the entries
  * removed.
  */
-export async function pruneLog(db: Database, before: Date, batch = 10_000): Promise<number> {
+export async function pruneLog(db: Database, before: Date, batch = 10_000, signal?: AbortSignal): Promise<number> {
   let removed = 0;
   for (;;) {
+    if (signal?.aborted) return removed;
     const [oldest] = await rows<{
       xid: string | number;
       commit_seq: string | number;

@@ -9,6 +9,12 @@ import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 /** Past this many bytes written and not yet taken by the client, it is too far behind. */
 const MAX_STREAM_BACKLOG_BYTES = 1024 * 1024;
 const HEARTBEAT_INTERVAL_MS = 15_000;
+/**
+ * What `EventSource` waits before it reconnects after the stream ends (its `retry` field): a
+ * server that stops (a deploy) is back, or another instance answers, well within it, and a
+ * client that resumes with `Last-Event-ID` misses nothing meanwhile.
+ */
+const RECONNECT_AFTER_MS = 1000;
 
 export class EventStream {
   #opened = false;
@@ -33,7 +39,7 @@ export class EventStream {
       'X-Accel-Buffering': 'no',
     });
     // A first line gets the headers through proxies (and browsers that wait for a body).
-    this.res.write(': stream open\n\n');
+    this.res.write(`: stream open\nretry: ${RECONNECT_AFTER_MS}\n\n`);
     this.#heartbeat = setInterval(() => this.comment('heartbeat'), this.heartbeatMs);
     this.#heartbeat.unref();
   }
@@ -43,12 +49,16 @@ export class EventStream {
     return this.res.writableLength + (this.res.socket?.writableLength ?? 0);
   }
 
-  /** Sends an event; false (nothing written) when the client is too far behind. */
-  send(event: string, data: string | Buffer): boolean {
+  /**
+   * Sends an event, with the id a client resumes after (`Last-Event-ID`) when given; false
+   * (nothing written) when the client is too far behind.
+   */
+  send(event: string, data: string | Buffer, id?: string): boolean {
     this.open();
     if (this.backlog() > MAX_STREAM_BACKLOG_BYTES) return false;
     const lines = data.toString().split(/\r\n|\r|\n/);
-    this.res.write(`event: ${event}\n${lines.map((line) => `data: ${line}\n`).join('')}\n`);
+    const idLine = id === undefined ? '' : `id: ${id}\n`;
+    this.res.write(`${idLine}event: ${event}\n${lines.map((line) => `data: ${line}\n`).join('')}\n`);
     return true;
   }
 

@@ -56,7 +56,7 @@ export function readChangeLogPruned(database: ServiceDatabase): Promise<LogPosit
 }
 
 /** Each name's latest change in (after, upTo], in log order. */
-export function readLatestChanges(
+function readLatestChanges(
   database: ServiceDatabase,
   names: readonly string[],
   after: LogPosition,
@@ -66,7 +66,7 @@ export function readLatestChanges(
 }
 
 /** The latest change in (after, upTo] of each name of a namespace; undefined past `scan` entries. */
-export function readLatestChangesInNamespace(
+function readLatestChangesInNamespace(
   database: ServiceDatabase,
   namespace: string,
   after: LogPosition,
@@ -74,4 +74,17 @@ export function readLatestChangesInNamespace(
   scan: number,
 ): Promise<LogEntry[] | undefined> {
   return database.readPrimary((db) => latestOfNamespace(db, namespace, after, upTo, scan));
+}
+
+/** The change log as the live-updates hub reads it (src/service/live-updates.ts). */
+export function liveLog(database: ServiceDatabase) {
+  return {
+    end: () => readChangeLogEnd(database),
+    pruned: () => readChangeLogPruned(database),
+    page: (after: LogPosition, limit: number) => database.readPrimary((db) => readLog(db, after, limit)),
+    latestOfNames: (names: readonly string[], after: LogPosition, upTo: LogPosition) =>
+      readLatestChanges(database, names, after, upTo),
+    latestOfNamespace: (namespace: string, after: LogPosition, upTo: LogPosition, scan: number) =>
+      readLatestChangesInNamespace(database, namespace, after, upTo, scan),
+  };
 }

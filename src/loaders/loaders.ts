@@ -59,6 +59,20 @@ async function readProfiles(database: ServiceDatabase, names: readonly string[])
 }
 
 /**
+ * The profiles of `names` as the primary has them now, in their order (null where there is none):
+ * what live updates send after a change read from the change log, which only the primary is sure
+ * to have caught up with. No cache, no replica.
+ */
+export async function readProfilesOnPrimary(
+  database: ServiceDatabase,
+  names: readonly string[],
+): Promise<Array<Profile | null>> {
+  const rows = await database.readPrimary((db) => findProfilesByNames(db, [...new Set(names)]));
+  const found = new Map(rows.map((row) => [row.name, new Profile(row)]));
+  return names.map((name) => found.get(name) ?? null);
+}
+
+/**
  * A request's batch of this many names or more reads in a statement of its own. Joining the
  * turn's shared statement saves such a batch little, and costs it the shared loader's promise per
  * name and `loadMany`'s second one (60 KB of the 821 KB a `profiles(names:)` of 100 names allocated).

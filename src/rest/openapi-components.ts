@@ -44,7 +44,7 @@ export type Responses = Readonly<Record<string, Response>>;
 
 export interface Parameter {
   readonly name: string;
-  readonly in: 'path' | 'query';
+  readonly in: 'path' | 'query' | 'header';
   readonly required?: boolean;
   readonly description: string;
   readonly style?: 'form';

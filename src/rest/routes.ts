@@ -11,7 +11,7 @@ import { batchRoute } from './batch.js';
 import { changesRoute } from './changes.js';
 import type { RestDependencies } from './dependencies.js';
 import { searchRoute, walletRoute } from './discovery.js';
-import { eventsRoute } from './events.js';
+import { changeEventsRoute, eventsRoute } from './events.js';
 import { unknownApiPathRoute } from './fallbacks.js';
 import { openApiRoute } from './openapi.js';
 import { ownerCheckRoute } from './owner-check.js';
@@ -32,6 +32,7 @@ const DOCUMENTED: readonly RestRoute[] = [
   searchRoute,
   walletRoute,
   changesRoute,
+  changeEventsRoute,
 ];
 
 const ROUTES: readonly RestRoute[] = [openApiRoute(DOCUMENTED), ...DOCUMENTED, unknownApiPathRoute];

@@ -34,22 +34,20 @@ import { CursorExpiredError, InvalidInputError } from './errors.js';
 import { parseNameList } from './name-lists.js';
 import type { Outcome, ServiceRequest } from './request.js';
 
-export type { ChangeKind };
-
 export const DEFAULT_CHANGES_PAGE = 100;
 export const MAX_CHANGES_PAGE = 1000;
 export const INVALID_CHANGE_CURSOR_MESSAGE = 'Invalid cursor';
-export const INVALID_CHANGES_PAGE_MESSAGE = `Invalid page size (limit, first), expected an integer from 1 to ${MAX_CHANGES_PAGE}`;
+const INVALID_CHANGES_PAGE_MESSAGE = `Invalid page size (limit, first), expected an integer from 1 to ${MAX_CHANGES_PAGE}`;
 export const INVALID_FEED_NAMESPACE_MESSAGE =
   'Invalid namespace, expected 1 to 63 letters, digits, ".", "_" or "-", starting and ending with a letter or digit';
-export const NAMES_AND_NAMESPACE_MESSAGE = 'Give names or a namespace, not both';
+const NAMES_AND_NAMESPACE_MESSAGE = 'Give names or a namespace, not both';
 /**
  * The most entries a page filtered by namespace looks at: a namespace that changed little must
  * not cost a scan of everything after the cursor. Its `next` moves past what it looked at.
  */
 export const NAMESPACE_SCAN = 10_000;
 
-export interface ChangesInput {
+interface ChangesInput {
   /** A cursor from an earlier page or event, `now`, or null / undefined for the oldest entry. */
   after?: string | null;
   /** Page size, 1 to MAX_CHANGES_PAGE; null or undefined for DEFAULT_CHANGES_PAGE. */

@@ -1,37 +1,42 @@
 /**
- * Live updates: clients subscribe to names and are told each time one of their profiles changes
- * (GraphQL `profileChanged` over SSE and WebSocket, REST `/api/{name_id}/events`). The transports
- * are thin; this hub owns the rules they share:
+ * Live updates: clients subscribe to names, or to a namespace, and are told each time one of their
+ * profiles changes (GraphQL `profileChanged` over SSE and WebSocket, REST `/api/{name_id}/events`
+ * and `/api/changes/events`). The transports are thin; this hub owns the rules they share:
  *
- * - a subscription is validated like a lookup (1 to MAX_NAMES_PER_REQUEST names, one point of
- *   the profile budget per distinct name: `checkNameList`, which `profiles(names:)` uses) and
- *   takes a slot: at most `perClient` open subscriptions per client key and `total` per process,
- *   the next one is refused as rate-limited. Admitting and taking the slot are two steps
- *   (`admit`, then `open`): a transport opens only once it really answers with a stream, so a
- *   request refused after its subscription was made (406 to an `Accept` no stream matches, a
- *   client gone before the answer) never holds a slot;
- * - changes come from the database's change feed (src/db/change-feed.ts), the one that keeps the
- *   profile cache fresh, so every instance hears an import made anywhere. The feed calls the
- *   cache's eviction first, then the hub, so the read below cannot be answered from the cache's
- *   old entry;
- * - the event carries the profile as a lookup reads it right after the change, through the same
- *   read path (cache, loaders, replicas with the freshness rule of src/db/freshness.ts), so a
- *   client that reacts by looking the profile up gets the same one. Reads are shared: one read
- *   per changed name per change, whatever the number of subscribers, and the names of one change
- *   go in one batch. A name is never read twice at once: a change heard while its read runs is
- *   read again after it, so events of one name arrive in order and the last one is current;
+ * - a subscription is validated like a lookup (1 to MAX_NAMES_PER_REQUEST names, one point of the
+ *   profile budget per distinct name: `checkNameList`, which `profiles(names:)` uses; a namespace
+ *   costs one point) and takes a slot: at most `perClient` open subscriptions per client key and
+ *   `total` per process, the next one is refused as rate-limited. Admitting and taking the slot
+ *   are two steps (`admit`, then `open`): a transport opens only once it really answers with a
+ *   stream, so a request refused after its subscription was made (406 to an `Accept` no stream
+ *   matches, a client gone before the answer) never holds a slot;
+ * - events come from the change log (src/db/change-log.ts), which the hub reads after the last
+ *   position it reached ("tails"), in log order: whenever the change feed (src/db/change-feed.ts)
+ *   says something changed or may have, and once a second while anybody watches. The log is
+ *   durable, so a notification lost with a connection loses nothing: the next tail finds it. Every
+ *   event carries its change's cursor, and a subscriber gets only changes after its own position;
+ * - the event carries the profile as the primary has it when the event is sent, which is at least
+ *   as new as the change it reports: one read per tail for all the names that changed, whatever
+ *   the number of subscribers. Changes of one name within a tail are one event, with the latest
+ *   cursor, so a subscriber never gets an older state after a newer one;
+ * - a subscription opens at a position: the client's cursor (`Last-Event-ID`, `after`), or the
+ *   hub's position when it was admitted. Before its first live event it is sent the names that
+ *   changed since then (their latest change each, in log order), so nothing committed after its
+ *   cursor, or after it was answered, is missed. A cursor older than the log keeps is refused, or
+ *   answered with a reset (REST: "refetch"), as the transport asks;
  * - a subscriber whose transport cannot take an event (its client does not read) is dropped:
- *   buffers stay bounded;
- * - when the feed was lost and is back (changes may have been missed) or a writer says
- *   "everything changed", every watched name is read again and an event goes out where the
- *   profile differs from the one last seen.
+ *   buffers stay bounded.
  */
 
 import type { RateLimitDecision, RateLimiter } from '../limits/rate-limit.js';
+import { comparePositions, type LogEntry, type LogPage, type LogPosition } from '../loaders/change-log.js';
 import type { Logger } from '../logging/logger.js';
+import { parseNamespace } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
-import { describeFailure, InvalidInputError, RateLimitedError } from './errors.js';
-import { checkNameList } from './profiles-service.js';
+import { decodeChangeCursor, encodeChangeCursor } from './change-cursors.js';
+import { INVALID_CHANGE_CURSOR_MESSAGE, INVALID_FEED_NAMESPACE_MESSAGE } from './changes.js';
+import { CursorExpiredError, describeFailure, InvalidInputError, RateLimitedError } from './errors.js';
+import { checkNameList, spend } from './profiles-service.js';
 import type { ServiceRequest } from './request.js';
 
 export const NO_NAMES_MESSAGE = 'At least one name is required';
@@ -39,19 +44,41 @@ export const NO_NAMES_MESSAGE = 'At least one name is required';
 const SLOT_RETRY_AFTER_SECONDS = 5;
 /** How long a read the database could not answer waits before it is tried again. */
 const RETRY_READ_MS = 1000;
+/** How often the log is read while anybody watches, notification or not. */
+const TAIL_INTERVAL_MS = 1000;
+/** Entries read from the log per statement. */
+const TAIL_PAGE = 1000;
+/**
+ * The most entries a namespace subscription's catch-up looks at: past that, its client is told
+ * to start over (a reset) rather than the server scanning everything since an old cursor.
+ */
+const NAMESPACE_CATCH_UP_SCAN = 100_000;
 
 /** One change of a watched name: its profile now, null when there is none (removed). */
 export interface ProfileChangeEvent {
   name: string;
   profile: Profile | null;
+  /** The change's place in the log: resume after it. */
+  cursor: string;
 }
 
 export type LiveTransport = 'sse' | 'websocket' | 'rest';
+
+/** Why a subscription was told to start over: names, or a namespace, to read again. */
+export interface LiveReset {
+  /** The names to read again (a namespace subscription: every name of `namespace`). */
+  names: readonly string[];
+  namespace: string | undefined;
+  /** Where to resume once they are read again. */
+  cursor: string;
+}
 
 /** Where a subscription's events go: one per transport (GraphQL event queue, REST stream). */
 export interface LiveSink {
   /** Hands over an event; false when the client is too far behind (it is dropped then). */
   push(event: ProfileChangeEvent): boolean;
+  /** Tells the client to read its profiles again (see LiveTarget's `resume`). */
+  reset?(reset: LiveReset): boolean;
   /**
    * The hub ends the subscription: the client was too slow, the server shuts down, or the API key
    * it was opened with was revoked (ended cleanly, like a shutdown).
@@ -60,7 +87,7 @@ export interface LiveSink {
 }
 
 export interface LiveSubscription {
-  /** The distinct canonical names watched. */
+  /** The distinct canonical names watched (none for a namespace subscription). */
   readonly names: readonly string[];
   /** The profile budget's decision (REST sends it as RateLimit-* headers). */
   readonly rateLimit: RateLimitDecision | undefined;
@@ -79,6 +106,22 @@ export interface LiveAdmission {
   open(transport: LiveTransport, sink: LiveSink): LiveSubscription;
 }
 
+/** What a subscription watches, and from where. */
+export interface LiveTarget {
+  /** Name IDs as given; or */
+  names?: readonly string[];
+  /** a namespace as given. */
+  namespace?: string;
+  /** A cursor: events of changes after it only, and first the names that changed since. */
+  after?: string;
+  /**
+   * What an invalid cursor, or one older than the log keeps, gets: `refuse` (InvalidInputError,
+   * CursorExpiredError: GraphQL's explicit argument) or `reset` (the sink's reset, then live
+   * events: REST's `Last-Event-ID`, which a client sends by itself after any event).
+   */
+  resume?: 'refuse' | 'reset';
+}
+
 export interface LiveUpdateStats {
   open: Record<LiveTransport, number>;
   /** Client keys holding at least one slot. */
@@ -92,20 +135,21 @@ export interface LiveUpdateStats {
 
 export interface LiveUpdates {
   /**
-   * Checks a subscription to `rawNames`: the names, the budget, and that the client and the
-   * process have a slot left. Throws InvalidInputError (no names, too many, invalid ones: the
-   * first in `name`, all in `invalidIndexes`) or RateLimitedError (the profile budget, or no
-   * slot left). The slot is taken by the admission's `open`.
+   * Checks a subscription: the names (or namespace), the cursor, the budget, and that the client
+   * and the process have a slot left. Throws InvalidInputError (no names, too many, invalid ones:
+   * the first in `name`, all in `invalidIndexes`; an invalid namespace or cursor),
+   * CursorExpiredError or RateLimitedError (the profile budget, or no slot left). The slot is taken
+   * by the admission's `open`.
    */
-  admit(request: ServiceRequest, rawNames: readonly string[]): Promise<LiveAdmission>;
+  admit(request: ServiceRequest, target: LiveTarget): Promise<LiveAdmission>;
   /** `admit` and `open` at once, for a transport that answers with the stream right away. */
   subscribe(
     request: ServiceRequest,
-    rawNames: readonly string[],
+    target: LiveTarget,
     transport: LiveTransport,
     sink: LiveSink,
   ): Promise<LiveSubscription>;
-  /** The change feed's handlers call these (see src/service/change-feed.ts). */
+  /** The change feed's handlers call these (see src/service/change-feed.ts): the log is read. */
   changed(names: readonly string[]): void;
   everythingMayHaveChanged(): void;
   stats(): LiveUpdateStats;
@@ -117,8 +161,23 @@ export interface LiveUpdates {
   close(): void;
 }
 
+/** The change log as the hub reads it (src/loaders/change-log.ts, on the primary). */
+export interface LiveLog {
+  end(): Promise<LogPosition>;
+  pruned(): Promise<LogPosition>;
+  page(after: LogPosition, limit: number): Promise<LogPage>;
+  latestOfNames(names: readonly string[], after: LogPosition, upTo: LogPosition): Promise<LogEntry[]>;
+  latestOfNamespace(
+    namespace: string,
+    after: LogPosition,
+    upTo: LogPosition,
+    scan: number,
+  ): Promise<LogEntry[] | undefined>;
+}
+
 export interface LiveUpdatesDeps {
-  /** The profiles as a lookup reads them now (no budget): the service's read path. */
+  log: LiveLog;
+  /** The profiles as the primary has them now: at least as new as any change read from the log. */
   readProfiles(names: readonly string[]): Promise<Array<Profile | null>>;
   /** The profile budget; null when switched off. */
   budget: RateLimiter | null;
@@ -130,143 +189,200 @@ export interface LiveUpdatesDeps {
   total: number;
 }
 
-/** What to do when a name is read next: the strongest request wins. */
-type ReadMode = 'baseline' | 'check' | 'changed';
-const MODE_RANK: Record<ReadMode, number> = { baseline: 0, check: 1, changed: 2 };
-
 interface Subscriber {
   readonly sink: LiveSink;
   readonly names: readonly string[];
+  readonly namespace: string | undefined;
   readonly clientKey: string;
   readonly transport: LiveTransport;
+  /** Changes after this position are the subscriber's; until it has caught up, the position it opened at. */
+  from: LogPosition;
+  /** It has been sent what changed between its opening position and the hub's: live events go to it. */
+  caughtUp: boolean;
+  /** Its opening position could not be honoured (invalid or pruned cursor): reset it first. */
+  resetFirst: boolean;
 }
 
-/** A name somebody watches: its subscribers and the state of its shared read. */
-interface Watched {
-  readonly subscribers: Set<Subscriber>;
-  /** ETag of the profile last read, null for none, undefined before the first read. */
-  seen: string | null | undefined;
-  reading: boolean;
-  next: ReadMode | undefined;
-  /**
-   * Subscribers that joined after another profile than `seen` was what they knew (it was announced
-   * while they were being admitted): the next read sends them the profile, changed or not.
-   */
-  owed: Set<Subscriber> | undefined;
+/** The canonical names and namespace a target watches, with the budget it drew. */
+interface CheckedTarget {
+  names: string[];
+  namespace: string | undefined;
+  rateLimit: RateLimitDecision | undefined;
 }
 
 export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
-  const { perClient, total } = deps;
-  const watched = new Map<string, Watched>();
+  const { perClient, total, log } = deps;
+  const byName = new Map<string, Set<Subscriber>>();
+  const byNamespace = new Map<string, Set<Subscriber>>();
   const perClientOpen = new Map<string, number>();
   const subscribers = new Set<Subscriber>();
+  const catchingUp: Subscriber[] = [];
   const counters = { events: 0, dropped: 0, refused: 0, reads: 0 };
+  /** The hub's place in the log: every change up to it has been sent; undefined while nobody watches. */
+  let position: LogPosition | undefined;
+  let positioning: Promise<LogPosition> | undefined;
+  let tailWanted = false;
+  let pumping = false;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let tailTimer: NodeJS.Timeout | undefined;
   let closed = false;
-  let flushScheduled = false;
 
-  const want = (watchedName: Watched, mode: ReadMode) => {
-    if (watchedName.next === undefined || MODE_RANK[mode] > MODE_RANK[watchedName.next]) watchedName.next = mode;
-  };
-
-  const scheduleFlush = (delayMs = 0) => {
-    if (flushScheduled) return;
-    flushScheduled = true;
-    // Coalesces the notifications of one turn (a long list arrives in several) into one batch.
-    const run = () => {
-      flushScheduled = false;
-      void flush();
-    };
-    if (delayMs === 0) setImmediate(run);
-    else setTimeout(run, delayMs).unref();
-  };
-
-  const deliver = (name: string, entry: Watched, mode: ReadMode, profile: Profile | null) => {
-    const etag = profile?.etag ?? null;
-    const known = entry.seen !== undefined;
-    const differs = known && entry.seen !== etag;
-    const { owed } = entry;
-    entry.seen = etag;
-    entry.owed = undefined;
-    // An event announces a profile its subscribers have not been sent: none when the read finds
-    // what was last seen, though a change was heard (another read announced it already, as a
-    // check that was running when the notification came, or the change was undone meanwhile).
-    // A check of a name never read is its first reading, not a change. Subscribers owed the
-    // profile get it either way.
-    const unchanged = mode === 'baseline' || (known ? !differs : mode === 'check');
-    const recipients = unchanged ? owed : entry.subscribers;
-    if (recipients === undefined) return;
-    const event: ProfileChangeEvent = { name, profile };
-    for (const subscriber of recipients) {
-      if (!entry.subscribers.has(subscriber)) continue; // gone since it was owed
-      counters.events += 1;
-      if (!subscriber.sink.push(event)) drop(subscriber);
-    }
-  };
-
-  // A reason and a code, as the request path logs: never the statement, its parameters (profile
-  // names) or a stack.
-  const logFailedRead = (error: unknown, names: number) =>
+  const logFailedRead = (error: unknown, what: string) =>
     deps.logger.warn(
-      { code: failureCode(error), reason: describeFailure(error), names },
-      'live updates: reading changed profiles failed; retrying',
+      { code: failureCode(error), reason: describeFailure(error) },
+      `live updates: ${what} failed; retrying`,
     );
 
-  /**
-   * What a subscriber knows of its names when its subscription is answered (their ETags). For a
-   * watched name, the profile last read, which its subscribers were sent. The names nobody watches
-   * yet are read: a change committed after the answer then differs from it, also one whose
-   * notification came while the change feed was not live (heard again only as "everything may
-   * have changed"). Read after the answer, as it once was, the baseline could already hold such a
-   * change and hide it. Without them when the read fails: the names then get their baseline read
-   * after opening, retried as any read.
-   */
-  const readBaselines = async (names: readonly string[]): Promise<Map<string, string | null>> => {
-    const baselines = new Map<string, string | null>();
-    const unwatched: string[] = [];
-    for (const name of names) {
-      const entry = watched.get(name);
-      if (entry === undefined) unwatched.push(name);
-      else if (entry.seen !== undefined) baselines.set(name, entry.seen);
-    }
-    if (unwatched.length === 0) return baselines;
-    counters.reads += 1;
-    try {
-      const profiles = await deps.readProfiles(unwatched);
-      unwatched.forEach((name, index) => {
-        baselines.set(name, profiles[index]?.etag ?? null);
-      });
-    } catch (error) {
-      logFailedRead(error, unwatched.length);
-    }
-    return baselines;
+  /** The hub's position, read from the end of the log when nobody watched before. */
+  const currentPosition = (): Promise<LogPosition> => {
+    if (position !== undefined) return Promise.resolve(position);
+    positioning ??= log.end().then(
+      (end) => {
+        positioning = undefined;
+        position ??= end;
+        return position;
+      },
+      (error: unknown) => {
+        positioning = undefined;
+        throw error;
+      },
+    );
+    return positioning;
   };
 
-  const flush = async () => {
-    const batch: Array<[string, Watched, ReadMode]> = [];
-    for (const [name, entry] of watched) {
-      if (entry.reading || entry.next === undefined) continue;
-      batch.push([name, entry, entry.next]);
-      entry.reading = true;
-      entry.next = undefined;
-    }
-    if (batch.length === 0) return;
+  const watchersOf = (name: string): Subscriber[] => {
+    const named = byName.get(name);
+    const spaced = byNamespace.get(name.slice(name.lastIndexOf('@') + 1));
+    if (named === undefined) return spaced === undefined ? [] : [...spaced];
+    return spaced === undefined ? [...named] : [...named, ...spaced];
+  };
+
+  const send = (subscriber: Subscriber, event: ProfileChangeEvent) => {
+    if (!subscribers.has(subscriber)) return;
+    counters.events += 1;
+    if (!subscriber.sink.push(event)) drop(subscriber);
+  };
+
+  /** The profiles of entries' names, read once, as one event per entry in log order. */
+  const eventsOf = async (entries: readonly LogEntry[]): Promise<ProfileChangeEvent[]> => {
+    if (entries.length === 0) return [];
     counters.reads += 1;
-    try {
-      const profiles = await deps.readProfiles(batch.map(([name]) => name));
-      batch.forEach(([name, entry, mode], index) => {
-        entry.reading = false;
-        deliver(name, entry, mode, profiles[index] ?? null);
-      });
-    } catch (error) {
-      logFailedRead(error, batch.length);
-      for (const [, entry, mode] of batch) {
-        entry.reading = false;
-        want(entry, mode);
-      }
-      scheduleFlush(RETRY_READ_MS);
-      return;
+    const profiles = await deps.readProfiles(entries.map((entry) => entry.name));
+    return entries.map((entry, index) => ({
+      name: entry.name,
+      profile: profiles[index] ?? null,
+      cursor: encodeChangeCursor(entry),
+    }));
+  };
+
+  /** The latest entry of each name, in the order of those latest entries. */
+  const latestByName = (entries: readonly LogEntry[]): LogEntry[] => {
+    const latest = new Map<string, LogEntry>();
+    for (const entry of entries) {
+      latest.delete(entry.name);
+      latest.set(entry.name, entry);
     }
-    if ([...watched.values()].some((entry) => entry.next !== undefined)) scheduleFlush();
+    return [...latest.values()];
+  };
+
+  /** Reads the log after the hub's position and sends what watched names changed. */
+  const tail = async (): Promise<void> => {
+    const from = await currentPosition();
+    const watched: LogEntry[] = [];
+    let next = from;
+    for (;;) {
+      const page = await log.page(next, TAIL_PAGE);
+      for (const entry of page.entries) if (watchersOf(entry.name).length > 0) watched.push(entry);
+      next = page.next;
+      if (!page.hasMore) break;
+    }
+    const latest = latestByName(watched);
+    const events = await eventsOf(latest);
+    position = next;
+    latest.forEach((entry, index) => {
+      const event = events[index];
+      if (event === undefined) return;
+      for (const subscriber of watchersOf(entry.name)) {
+        if (subscriber.caughtUp && comparePositions(entry, subscriber.from) > 0) send(subscriber, event);
+      }
+    });
+  };
+
+  /** Sends a subscriber what changed between its opening position and the hub's, then live events. */
+  const catchUp = async (subscriber: Subscriber): Promise<void> => {
+    const upTo = await currentPosition();
+    const cursor = encodeChangeCursor(upTo);
+    const reset = () => {
+      subscriber.sink.reset?.({ names: subscriber.names, namespace: subscriber.namespace, cursor });
+    };
+    if (subscriber.resetFirst || comparePositions(subscriber.from, await log.pruned()) < 0) {
+      reset();
+    } else if (comparePositions(subscriber.from, upTo) < 0) {
+      const entries =
+        subscriber.namespace === undefined
+          ? await log.latestOfNames(subscriber.names, subscriber.from, upTo)
+          : await log.latestOfNamespace(subscriber.namespace, subscriber.from, upTo, NAMESPACE_CATCH_UP_SCAN);
+      if (entries === undefined) reset();
+      else for (const event of await eventsOf(entries)) send(subscriber, event);
+    }
+    if (comparePositions(upTo, subscriber.from) > 0) subscriber.from = upTo;
+    subscriber.caughtUp = true;
+  };
+
+  /**
+   * The one loop that reads the log and sends events: catch-ups and tails run one at a time, so a
+   * subscriber's events leave in log order.
+   */
+  const pump = async (): Promise<void> => {
+    if (pumping || closed) return;
+    pumping = true;
+    try {
+      for (;;) {
+        const subscriber = catchingUp[0];
+        if (subscriber !== undefined) {
+          if (subscribers.has(subscriber)) await catchUp(subscriber);
+          catchingUp.shift();
+        } else if (tailWanted && subscribers.size > 0) {
+          tailWanted = false;
+          await tail();
+        } else {
+          break;
+        }
+      }
+    } catch (error) {
+      logFailedRead(error, 'reading changes');
+      tailWanted = true;
+      retryTimer ??= setTimeout(() => {
+        retryTimer = undefined;
+        void pump();
+      }, RETRY_READ_MS).unref();
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const wantTail = () => {
+    if (subscribers.size === 0) return;
+    tailWanted = true;
+    void pump();
+  };
+
+  const watch = (subscriber: Subscriber, on: boolean) => {
+    const keys = subscriber.namespace === undefined ? subscriber.names : [subscriber.namespace];
+    const index = subscriber.namespace === undefined ? byName : byNamespace;
+    for (const key of keys) {
+      let set = index.get(key);
+      if (on) {
+        if (set === undefined) {
+          set = new Set();
+          index.set(key, set);
+        }
+        set.add(subscriber);
+      } else {
+        set?.delete(subscriber);
+        if (set?.size === 0) index.delete(key);
+      }
+    }
   };
 
   const release = (subscriber: Subscriber) => {
@@ -274,10 +390,12 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     const left = (perClientOpen.get(subscriber.clientKey) ?? 1) - 1;
     if (left === 0) perClientOpen.delete(subscriber.clientKey);
     else perClientOpen.set(subscriber.clientKey, left);
-    for (const name of subscriber.names) {
-      const entry = watched.get(name);
-      entry?.subscribers.delete(subscriber);
-      if (entry?.subscribers.size === 0) watched.delete(name);
+    watch(subscriber, false);
+    if (subscribers.size === 0) {
+      // Nobody watches: the next subscriber starts from the end of the log, not from here.
+      clearInterval(tailTimer);
+      tailTimer = undefined;
+      position = undefined;
     }
   };
 
@@ -305,55 +423,83 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     if (subscribers.size >= total) refuse(total);
   };
 
+  const checkTarget = async (request: ServiceRequest, target: LiveTarget): Promise<CheckedTarget> => {
+    if (target.namespace !== undefined) {
+      const rateLimit = await spend(deps.budget, request, 1);
+      const namespace = parseNamespace(target.namespace);
+      if (namespace === null) throw new InvalidInputError(INVALID_FEED_NAMESPACE_MESSAGE, rateLimit);
+      return { names: [], namespace, rateLimit };
+    }
+    const rawNames = target.names ?? [];
+    if (rawNames.length === 0) throw new InvalidInputError(NO_NAMES_MESSAGE);
+    const checked = await checkNameList(deps.budget, request, rawNames);
+    return { names: [...new Set(checked.names)], namespace: undefined, rateLimit: checked.rateLimit };
+  };
+
+  /** The position a subscription opens at, and whether it has to be reset first. */
+  const openingPosition = async (
+    target: LiveTarget,
+    rateLimit: RateLimitDecision | undefined,
+  ): Promise<{ from: LogPosition; resetFirst: boolean }> => {
+    const here = await currentPosition();
+    if (target.after === undefined) return { from: here, resetFirst: false };
+    const decoded = decodeChangeCursor(target.after);
+    // `now` resumes nothing: the same as no cursor.
+    if (decoded === 'now') return { from: here, resetFirst: false };
+    if (decoded === undefined) {
+      if (target.resume === 'reset') return { from: here, resetFirst: true };
+      throw new InvalidInputError(INVALID_CHANGE_CURSOR_MESSAGE, rateLimit);
+    }
+    if (target.resume !== 'reset' && comparePositions(decoded, await deps.log.pruned()) < 0) {
+      throw new CursorExpiredError(rateLimit);
+    }
+    return { from: decoded, resetFirst: false };
+  };
+
   const open = (
     request: ServiceRequest,
-    names: readonly string[],
-    baselines: ReadonlyMap<string, string | null>,
+    checked: CheckedTarget,
+    opening: { from: LogPosition; resetFirst: boolean },
     transport: LiveTransport,
     sink: LiveSink,
   ): LiveSubscription['close'] => {
     checkSlot(request.clientKey);
-    const subscriber: Subscriber = { sink, names, clientKey: request.clientKey, transport };
+    const subscriber: Subscriber = {
+      sink,
+      names: checked.names,
+      namespace: checked.namespace,
+      clientKey: request.clientKey,
+      transport,
+      from: opening.from,
+      caughtUp: false,
+      resetFirst: opening.resetFirst,
+    };
     subscribers.add(subscriber);
     perClientOpen.set(request.clientKey, (perClientOpen.get(request.clientKey) ?? 0) + 1);
-    for (const name of names) {
-      let entry = watched.get(name);
-      const baseline = baselines.get(name);
-      if (entry === undefined) {
-        entry = { subscribers: new Set(), seen: baseline, reading: false, next: undefined, owed: undefined };
-        watched.set(name, entry);
-        // With the admission's baseline: whether it changed before the name was watched (its
-        // notification went to nobody). Without: what it is now, so that a later "everything
-        // changed" can tell what did.
-        want(entry, entry.seen === undefined ? 'baseline' : 'check');
-        scheduleFlush();
-      } else if (baseline !== undefined && entry.seen !== undefined && baseline !== entry.seen) {
-        // Announced to the others between this subscriber's answer and now: it is owed the profile.
-        entry.owed ??= new Set();
-        entry.owed.add(subscriber);
-        want(entry, 'check');
-        scheduleFlush();
-      }
-      entry.subscribers.add(subscriber);
-    }
+    watch(subscriber, true);
+    tailTimer ??= setInterval(wantTail, TAIL_INTERVAL_MS).unref();
+    catchingUp.push(subscriber);
+    void pump();
     return () => release(subscriber);
   };
 
-  const admit = async (request: ServiceRequest, rawNames: readonly string[]): Promise<LiveAdmission> => {
-    if (rawNames.length === 0) throw new InvalidInputError(NO_NAMES_MESSAGE);
-    const checked = await checkNameList(deps.budget, request, rawNames);
-    const names = [...new Set(checked.names)];
+  const admit = async (request: ServiceRequest, target: LiveTarget): Promise<LiveAdmission> => {
+    const checked = await checkTarget(request, target);
     await deps.ready?.();
     checkSlot(request.clientKey);
-    const baselines = await readBaselines(names);
+    const opening = await openingPosition(target, checked.rateLimit);
     let opened = false;
     return {
-      names,
+      names: checked.names,
       rateLimit: checked.rateLimit,
       open(transport, sink) {
         if (opened) throw new Error('a live-update admission was opened twice');
         opened = true;
-        return { names, rateLimit: checked.rateLimit, close: open(request, names, baselines, transport, sink) };
+        return {
+          names: checked.names,
+          rateLimit: checked.rateLimit,
+          close: open(request, checked, opening, transport, sink),
+        };
       },
     };
   };
@@ -361,30 +507,22 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
   return {
     admit,
 
-    async subscribe(request, rawNames, transport, sink) {
-      return (await admit(request, rawNames)).open(transport, sink);
+    async subscribe(request, target, transport, sink) {
+      return (await admit(request, target)).open(transport, sink);
     },
 
-    changed(names) {
-      let any = false;
-      for (const name of names) {
-        const entry = watched.get(name);
-        if (entry === undefined) continue;
-        want(entry, 'changed');
-        any = true;
-      }
-      if (any) scheduleFlush();
-    },
-
-    everythingMayHaveChanged() {
-      for (const entry of watched.values()) want(entry, 'check');
-      if (watched.size > 0) scheduleFlush();
-    },
+    changed: () => wantTail(),
+    everythingMayHaveChanged: () => wantTail(),
 
     stats() {
-      const open: Record<LiveTransport, number> = { sse: 0, websocket: 0, rest: 0 };
-      for (const subscriber of subscribers) open[subscriber.transport] += 1;
-      return { open, clients: perClientOpen.size, watchedNames: watched.size, ...counters };
+      const openCount: Record<LiveTransport, number> = { sse: 0, websocket: 0, rest: 0 };
+      for (const subscriber of subscribers) openCount[subscriber.transport] += 1;
+      return {
+        open: openCount,
+        clients: perClientOpen.size,
+        watchedNames: byName.size + byNamespace.size,
+        ...counters,
+      };
     },
 
     openClients: () => [...perClientOpen.keys()],
@@ -400,6 +538,8 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
 
     close() {
       closed = true;
+      clearTimeout(retryTimer);
+      clearInterval(tailTimer);
       for (const subscriber of [...subscribers]) {
         release(subscriber);
         subscriber.sink.end('shutdown');

@@ -8,7 +8,6 @@
  * validates, then answers from the profile cache or the request's loaders. An outcome carries
  * the budget decision, which REST turns into RateLimit-* headers.
  */
-import { randomUUID } from 'node:crypto';
 import type { EdgeCaching } from '../edge/edge-caching.js';
 import { profileTag } from '../edge/tags.js';
 import type { RateLimitDecision, RateLimiter, RateLimits } from '../limits/rate-limit.js';
@@ -22,10 +21,7 @@ import { createDiscovery, type DiscoveryService } from './discovery.js';
 import { describeFailure, InvalidInputError, RateLimitedError, UnavailableError } from './errors.js';
 import { canonicalNames, checkListLength } from './name-lists.js';
 import type { ProfileCache } from './profile-cache.js';
-import { type Outcome, ServiceRequest } from './request.js';
-
-/** The client key of the service's own reads for live updates (it draws on no budget). */
-const LIVE_UPDATES_CLIENT = 'live-updates';
+import type { Outcome, ServiceRequest } from './request.js';
 
 export const MISSING_PARAMETERS_MESSAGE = 'Both email and name parameters are required';
 /** Bounds the work of one call; a client with more names sends several. */
@@ -63,11 +59,6 @@ export interface ProfilesService extends DiscoveryService, ChangesService {
   lookupProfiles(request: ServiceRequest, names: readonly string[]): Promise<Outcome<Array<Profile | null>>>;
   /** Whether an e-mail owns the namespace of a name or created it. One point of the owner-check budget. */
   checkOwner(request: ServiceRequest, input: OwnerCheckInput): Promise<Outcome<OwnerCheckResult>>;
-  /**
-   * The profiles of canonical name IDs as a lookup reads them now (cache, loaders, replicas),
-   * drawing no budget: what live updates send after a change (./live-updates.ts).
-   */
-  currentProfiles(names: readonly string[]): Promise<Array<Profile | null>>;
 }
 
 export interface ProfilesServiceDeps {
@@ -192,9 +183,6 @@ export function createProfilesService({ database, limits, cache, logger, edge }:
       const hasCreated = await read(request, rateLimit, () => loadersOf(request).ownership.load(question));
       return { value: { hasCreated, email, name }, rateLimit };
     },
-
-    // A request of its own each time: a request's loaders remember what they loaded.
-    currentProfiles: (names) => loadProfiles(new ServiceRequest(LIVE_UPDATES_CLIENT, randomUUID()), names, undefined),
   };
 }
 
@@ -229,7 +217,7 @@ export async function checkNameList(
  * Takes `points` from the client's budget (an API key's own limit when the request has one);
  * throws RateLimitedError when it is spent.
  */
-async function spend(
+export async function spend(
   limiter: RateLimiter | null,
   request: ServiceRequest,
   points: number,
