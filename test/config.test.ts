@@ -26,8 +26,10 @@ describe('configuration', () => {
       logLevel: 'info',
       workers: 1,
       production: true,
+      changeLogRetentionDays: 30,
     });
     expect(loadConfig({}).profileLimit).toBeGreaterThan(10);
+    expect(loadConfig({ CHANGE_LOG_RETENTION_DAYS: '1' }).changeLogRetentionDays).toBe(1);
   });
 
   it('reads every variable of the contract', () => {
@@ -123,6 +125,9 @@ describe('configuration', () => {
     ['AVATAR_RESIZES_PER_SECOND', '-1'],
     ['AVATAR_RESIZES_PER_SECOND', '2.5'],
     ['AVATAR_RESIZES_PER_SECOND', '10001'],
+    ['CHANGE_LOG_RETENTION_DAYS', '0'],
+    ['CHANGE_LOG_RETENTION_DAYS', '1.5'],
+    ['CHANGE_LOG_RETENTION_DAYS', 'month'],
   ];
 
   it('reads the shared caches to purge, and their s-maxage (a day by default)', () => {

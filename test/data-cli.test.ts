@@ -249,19 +249,21 @@ describe.each(databaseKinds())('data commands on %s', (kind) => {
       const dry = await runInProcess('import', ['--replace-all', '--dry-run', truth], { env: testDb.env });
       expect(dry.code, dry.stderr).toBe(0);
       const counts =
-        /namespaces 1 to add, 0 to replace, ([\d,]+) to remove; profiles 2 to add, 0 to replace, ([\d,]+) to remove \(1 removal of what did not exist\)\. Nothing was written/.exec(
+        /namespaces 1 to add, 0 to replace, ([\d,]+) to remove; profiles 2 to add, 0 to replace, ([\d,]+) to remove \(1 removal of what did not exist\); ([\d,]+) change-log entries to write\. Nothing was written/.exec(
           dry.stdout,
         );
       expect(counts, dry.stdout).not.toBeNull();
       const [namespacesRemoved, profilesRemoved] = [counts?.[1] ?? '', counts?.[2] ?? ''];
       expect(Number(namespacesRemoved.replaceAll(',', ''))).toBeGreaterThanOrEqual(3); // the demo namespaces at least
       expect(Number(profilesRemoved.replaceAll(',', ''))).toBeGreaterThanOrEqual(7);
+      // One entry per profile added and per profile removed.
+      expect(Number(counts?.[3]?.replaceAll(',', ''))).toBe(Number(profilesRemoved.replaceAll(',', '')) + 2);
       expect(await snapshot()).toEqual(before);
 
       const real = await runInProcess('import', ['--replace-all', truth], { env: testDb.env });
       expect(real.code, real.stderr).toBe(0);
       expect(real.stdout).toContain(
-        `profiles (2 new or changed), removed ${namespacesRemoved} namespaces and ${profilesRemoved} profiles (1 removal of what did not exist)`,
+        `profiles (2 new or changed), removed ${namespacesRemoved} namespaces and ${profilesRemoved} profiles (1 removal of what did not exist), ${counts?.[3]} change-log entries`,
       );
       const exported = await runInProcess('export', [], { env: testDb.env });
       expect(

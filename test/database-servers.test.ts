@@ -289,6 +289,68 @@ describe.skipIf(MISSING !== undefined)(
       await stop(service);
     }, 30_000);
 
+    it('keeps the change log through a transaction-mode PgBouncer with a replica: two importers at once, every change once in the feed and in a resumed stream', async () => {
+      const service = await serve({
+        DATABASE_URL: bouncer.url,
+        DATABASE_POOL_MODE: 'transaction',
+        DATABASE_LISTEN_URL: primary.url,
+        DATABASE_REPLICA_URLS: standby.url,
+      });
+      const feed = async (after: string) => {
+        const changes: Array<{ cursor: string; name: string; kind: string }> = [];
+        for (let cursor = after; ; ) {
+          const response = await fetch(`${service.url}/api/changes?after=${cursor}&limit=7`);
+          expect(response.status).toBe(200);
+          const page = (await response.json()) as { changes: typeof changes; next: string; hasMore: boolean };
+          changes.push(...page.changes);
+          cursor = page.next;
+          if (!page.hasMore) return changes;
+        }
+      };
+      const start = ((await (await fetch(`${service.url}/api/changes?after=now`)).json()) as { next: string }).next;
+      const importers = await Promise.all(
+        [0, 1].map(() => openDatabase({ url: bouncer.url, dataDir: '', poolMode: 'transaction' })),
+      );
+      try {
+        await Promise.all(
+          importers.map(async (importer, index) => {
+            for (let round = 0; round < 10; round += 1) {
+              await change(
+                NAMES[(index * 2 + round) % 4] ?? 'alpha',
+                `round ${round} of importer ${index}`,
+                importer.db,
+              );
+            }
+          }),
+        );
+      } finally {
+        await Promise.all(importers.map((importer) => importer.close()));
+      }
+      const changes = await feed(start);
+      expect(changes.map((entry) => entry.kind)).toEqual(Array(20).fill('updated'));
+      expect(new Set(changes.map((entry) => entry.cursor)).size).toBe(20);
+      // A stream resumed at the start gets each name's current state once, in the order of their latest changes.
+      const latest = [...new Map(changes.map((entry) => [entry.name, entry.cursor])).entries()].sort(
+        (a, b) =>
+          changes.findIndex((entry) => entry.cursor === a[1]) - changes.findIndex((entry) => entry.cursor === b[1]),
+      );
+      const stream = await fetch(
+        `${service.url}/api/changes/events?names=${NAMES.map((local) => `${local}@rep`).join(',')}`,
+        {
+          headers: { 'Last-Event-ID': start },
+        },
+      );
+      const reader = stream.body?.getReader();
+      let text = '';
+      while (reader !== undefined && (text.match(/^id: /gm)?.length ?? 0) < latest.length) {
+        const { value } = await reader.read();
+        text += new TextDecoder().decode(value);
+      }
+      await reader?.cancel();
+      expect([...text.matchAll(/^id: (.+)$/gm)].map((match) => match[1])).toEqual(latest.map(([, cursor]) => cursor));
+      await stop(service);
+    }, 60_000);
+
     it('refuses DATABASE_POOL_MODE=transaction without DATABASE_LISTEN_URL with one line naming it', async () => {
       const process = spawnServerProcess({
         env: { DATABASE_URL: bouncer.url, DATABASE_POOL_MODE: 'transaction', PORT: '0' },

@@ -178,8 +178,8 @@ function printReport(io: CommandIo, report: ImportReport, source: string, elapse
   const into = target.replace(/^The /, 'the ');
   if (report.dryRun) {
     io.stdout.write(
-      `Dry run of ${source} against ${into} (${formatCount(report.lines)} lines): ${whatChanges(report)}. ` +
-        `Nothing was written (${formatSeconds(elapsedMs)}).\n`,
+      `Dry run of ${source} against ${into} (${formatCount(report.lines)} lines): ${whatChanges(report)}; ` +
+        `${formatCount(report.changeLogEntries)} change-log entries to write. Nothing was written (${formatSeconds(elapsedMs)}).\n`,
     );
     return 0;
   }
@@ -187,7 +187,7 @@ function printReport(io: CommandIo, report: ImportReport, source: string, elapse
     `Imported ${source} into ${into}: ${formatCount(report.lines)} lines, ` +
       `${formatCount(report.namespaces)} namespaces (${formatCount(report.namespacesChanged)} new or changed), ` +
       `${formatCount(report.profiles)} profiles (${formatCount(report.profilesChanged)} new or changed)` +
-      `${removalSummary(report)} in ${formatSeconds(elapsedMs)}.\n`,
+      `${removalSummary(report)}, ${formatCount(report.changeLogEntries)} change-log entries in ${formatSeconds(elapsedMs)}.\n`,
   );
   return 0;
 }
