@@ -497,11 +497,14 @@ describe.each(databaseKinds())('discovery on %s', (kind) => {
         (tag) => tag === '0000_init',
         async (old) => {
           // Today's importer also writes the name skeletons (migration 0003) and the records text
-          // (0005), for which that schema has no columns: it gets them for the import only.
+          // (0005), for which that schema has no columns, and counts its change-log entries (0006):
+          // it gets them for the import only.
           await old.db.execute(sql`alter table profiles add column local_skeleton text, add column records_json text`);
+          await old.db.execute(sql`create table change_log (xid bigint)`);
           await seedDemoData(old.db);
           expect((await importLines(old.db, FIXTURES)).ok).toBe(true);
           await old.db.execute(sql`alter table profiles drop column local_skeleton, drop column records_json`);
+          await old.db.execute(sql`drop table change_log`);
           await old.migrate();
           const backfilled = rows(
             await old.db.execute(

@@ -14,7 +14,7 @@ import type { StreamConnection } from '../src/graphql/schema/context.js';
 import { EventQueue, MAX_BACKLOG_BYTES, MAX_UNREAD_MS } from '../src/graphql/schema/subscriptions/event-queue.js';
 import type { Profile } from '../src/profiles/profile.js';
 import { encodeChangeCursor } from '../src/service/change-cursors.js';
-import { CursorExpiredError, InvalidInputError, RateLimitedError } from '../src/service/errors.js';
+import { CursorExpiredError, InvalidInputError, RateLimitedError, UnavailableError } from '../src/service/errors.js';
 import {
   createLiveUpdates,
   type LiveLog,
@@ -283,6 +283,42 @@ describe('the live-updates hub', () => {
     expect(line).toMatchObject({ code: 'ECONNREFUSED', reason: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:5432' });
     expect(JSON.stringify(capture.lines)).not.toMatch(/select|vera|params|stack|\.ts:|\.js:/i);
     await eventually(() => got.events.length === 1, 'the change, read again');
+    live.close();
+  });
+
+  it('admits a subscription while the database cannot be read: from the last position it knew, else from the end once it can', async () => {
+    const log = new MemoryLog();
+    log.commit({ 'ada@me': 'before' });
+    const end = log.end.bind(log);
+    let down = true;
+    let endsRead = 0;
+    log.end = async () => {
+      if (down) throw new UnavailableError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+      endsRead += 1;
+      return end();
+    };
+    const live = hub(log);
+    // It never knew a position: a change before the log could be read is not this subscriber's.
+    const first = collecting();
+    const subscription = await live.subscribe(request(), { names: ['ada@me'] }, 'rest', first.sink);
+    log.commit({ 'ada@me': 'unknown' });
+    down = false;
+    live.changed(['ada@me']);
+    await eventually(() => endsRead > 0, 'the log read again');
+    log.commit({ 'ada@me': 'known' });
+    live.changed(['ada@me']);
+    await eventually(() => first.events.length === 1, 'a change after the log could be read');
+    expect(first.said()).toEqual(['ada@me known']);
+    subscription.close();
+    // Now it knows one: a change while the log cannot be read is sent once it can.
+    down = true;
+    const second = collecting();
+    await live.subscribe(request(), { names: ['ada@me'] }, 'rest', second.sink);
+    log.commit({ 'ada@me': 'while down' });
+    down = false;
+    live.changed(['ada@me']);
+    await eventually(() => second.events.length === 1, 'the change made while the log could not be read');
+    expect(second.said()).toEqual(['ada@me while down']);
     live.close();
   });
 

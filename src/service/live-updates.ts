@@ -35,7 +35,13 @@ import { parseNamespace } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
 import { decodeChangeCursor, encodeChangeCursor } from './change-cursors.js';
 import { INVALID_CHANGE_CURSOR_MESSAGE, INVALID_FEED_NAMESPACE_MESSAGE } from './changes.js';
-import { CursorExpiredError, describeFailure, InvalidInputError, RateLimitedError } from './errors.js';
+import {
+  CursorExpiredError,
+  describeFailure,
+  InvalidInputError,
+  RateLimitedError,
+  UnavailableError,
+} from './errors.js';
 import { checkNameList, spend } from './profiles-service.js';
 import type { ServiceRequest } from './request.js';
 
@@ -195,8 +201,12 @@ interface Subscriber {
   readonly namespace: string | undefined;
   readonly clientKey: string;
   readonly transport: LiveTransport;
-  /** Changes after this position are the subscriber's; until it has caught up, the position it opened at. */
-  from: LogPosition;
+  /**
+   * Changes after this position are the subscriber's; until it has caught up, the position it
+   * opened at: undefined when the database could not tell it then (it starts where the log is
+   * once it can be read).
+   */
+  from: LogPosition | undefined;
   /** It has been sent what changed between its opening position and the hub's: live events go to it. */
   caughtUp: boolean;
   /** Its opening position could not be honoured (invalid or pruned cursor): reset it first. */
@@ -220,6 +230,8 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
   const counters = { events: 0, dropped: 0, refused: 0, reads: 0 };
   /** The hub's place in the log: every change up to it has been sent; undefined while nobody watches. */
   let position: LogPosition | undefined;
+  /** The last position the hub knew, watched or not: where to start when the log cannot be read now. */
+  let lastKnown: LogPosition | undefined;
   let positioning: Promise<LogPosition> | undefined;
   let tailWanted = false;
   let pumping = false;
@@ -240,6 +252,7 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
       (end) => {
         positioning = undefined;
         position ??= end;
+        lastKnown = position;
         return position;
       },
       (error: unknown) => {
@@ -299,11 +312,13 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     const latest = latestByName(watched);
     const events = await eventsOf(latest);
     position = next;
+    lastKnown = next;
     latest.forEach((entry, index) => {
       const event = events[index];
       if (event === undefined) return;
       for (const subscriber of watchersOf(entry.name)) {
-        if (subscriber.caughtUp && comparePositions(entry, subscriber.from) > 0) send(subscriber, event);
+        const { caughtUp, from: after } = subscriber;
+        if (caughtUp && after !== undefined && comparePositions(entry, after) > 0) send(subscriber, event);
       }
     });
   };
@@ -311,21 +326,22 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
   /** Sends a subscriber what changed between its opening position and the hub's, then live events. */
   const catchUp = async (subscriber: Subscriber): Promise<void> => {
     const upTo = await currentPosition();
+    const from = subscriber.from ?? upTo;
     const cursor = encodeChangeCursor(upTo);
     const reset = () => {
       subscriber.sink.reset?.({ names: subscriber.names, namespace: subscriber.namespace, cursor });
     };
-    if (subscriber.resetFirst || comparePositions(subscriber.from, await log.pruned()) < 0) {
+    if (subscriber.resetFirst || comparePositions(from, await log.pruned()) < 0) {
       reset();
-    } else if (comparePositions(subscriber.from, upTo) < 0) {
+    } else if (comparePositions(from, upTo) < 0) {
       const entries =
         subscriber.namespace === undefined
-          ? await log.latestOfNames(subscriber.names, subscriber.from, upTo)
-          : await log.latestOfNamespace(subscriber.namespace, subscriber.from, upTo, NAMESPACE_CATCH_UP_SCAN);
+          ? await log.latestOfNames(subscriber.names, from, upTo)
+          : await log.latestOfNamespace(subscriber.namespace, from, upTo, NAMESPACE_CATCH_UP_SCAN);
       if (entries === undefined) reset();
       else for (const event of await eventsOf(entries)) send(subscriber, event);
     }
-    if (comparePositions(upTo, subscriber.from) > 0) subscriber.from = upTo;
+    subscriber.from = comparePositions(upTo, from) > 0 ? upTo : from;
     subscriber.caughtUp = true;
   };
 
@@ -436,18 +452,31 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     return { names: [...new Set(checked.names)], namespace: undefined, rateLimit: checked.rateLimit };
   };
 
+  /**
+   * Where nothing is resumed: the hub's position. When the database cannot tell it now, the
+   * subscription is admitted all the same (an `EventSource` refused with a 503 would not come
+   * back) at the last position the hub knew, or, when it never knew one, at the log's end once
+   * the log can be read.
+   */
+  const hereIfKnown = async (): Promise<LogPosition | undefined> => {
+    try {
+      return await currentPosition();
+    } catch (error) {
+      if (error instanceof UnavailableError) return lastKnown;
+      throw error;
+    }
+  };
+
   /** The position a subscription opens at, and whether it has to be reset first. */
   const openingPosition = async (
     target: LiveTarget,
     rateLimit: RateLimitDecision | undefined,
-  ): Promise<{ from: LogPosition; resetFirst: boolean }> => {
-    const here = await currentPosition();
-    if (target.after === undefined) return { from: here, resetFirst: false };
-    const decoded = decodeChangeCursor(target.after);
+  ): Promise<{ from: LogPosition | undefined; resetFirst: boolean }> => {
+    const decoded = target.after === undefined ? undefined : decodeChangeCursor(target.after);
     // `now` resumes nothing: the same as no cursor.
-    if (decoded === 'now') return { from: here, resetFirst: false };
+    if (target.after === undefined || decoded === 'now') return { from: await hereIfKnown(), resetFirst: false };
     if (decoded === undefined) {
-      if (target.resume === 'reset') return { from: here, resetFirst: true };
+      if (target.resume === 'reset') return { from: undefined, resetFirst: true };
       throw new InvalidInputError(INVALID_CHANGE_CURSOR_MESSAGE, rateLimit);
     }
     if (target.resume !== 'reset' && comparePositions(decoded, await deps.log.pruned()) < 0) {
@@ -459,7 +488,7 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
   const open = (
     request: ServiceRequest,
     checked: CheckedTarget,
-    opening: { from: LogPosition; resetFirst: boolean },
+    opening: { from: LogPosition | undefined; resetFirst: boolean },
     transport: LiveTransport,
     sink: LiveSink,
   ): LiveSubscription['close'] => {
