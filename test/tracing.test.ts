@@ -250,6 +250,9 @@ describe('tracing avatar origin fetches', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       AVATAR_PROXY: 'on',
       AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+      // Bounds this test is not about, out of reach of a loaded machine.
+      AVATAR_FETCH_TIMEOUT_MS: '60000',
+      AVATAR_RESIZES_PER_SECOND: '0',
       PROFILE_CACHE_SIZE: '0',
     });
   });

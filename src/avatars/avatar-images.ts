@@ -65,8 +65,14 @@ export interface AvatarImagesOptions {
    * second's worth; as many requests wait their turn, and those beyond get the fallback ('busy').
    */
   resizesPerSecond?: number;
-  /** The rate bound's clock (tests). */
+  /** The clock of the rate bound, the failure memory and the origin process's restart pause (tests). */
   clock?: GateClock;
+  /**
+   * False: the origin process keeps the service's priority instead of idle priority. The idle
+   * class gives that process no CPU at all while other work wants every core, so tests whose
+   * answers must not depend on spare CPU set it (the idle priority has a test of its own).
+   */
+  idlePriority?: boolean;
   observer?: AvatarImageObserver;
   /**
    * Host name resolution (tests). A function cannot be handed to another process: with it, new
@@ -79,7 +85,7 @@ export type VariantResult = { kind: 'variant'; variant: Variant } | { kind: 'fai
 
 export class AvatarImages {
   private readonly store: VariantStore;
-  private readonly failures = new LRUCache<string, ImageOutcome>({ max: 10_000, ttl: FAILURE_MEMORY_MS });
+  private readonly failures: LRUCache<string, ImageOutcome>;
   private readonly variantFlights = new Map<string, Promise<VariantResult>>();
   private readonly maker: VariantMaker;
   private readonly resizeGate: RateGate | undefined;
@@ -95,16 +101,22 @@ export class AvatarImages {
       diskBytes: options.diskBytes ?? 512 * 1024 * 1024,
       logger: options.logger,
     });
+    this.clock = options.clock ?? REAL_CLOCK;
+    // The clock read at every check (no resolution): a test's clock moves between two reads.
+    this.failures = new LRUCache({ max: 10_000, ttl: FAILURE_MEMORY_MS, ttlResolution: 0, perf: this.clock });
     const { policy, timeoutMs, maxBytes, originalBytes, fetchesPerHost, fetches, resizes, observer } = options;
     const makerOptions = { policy, timeoutMs, maxBytes, originalBytes, fetchesPerHost, fetches, resizes, observer };
     this.maker =
       options.resolve !== undefined
         ? new OriginImages({ ...makerOptions, resolve: options.resolve })
-        : new OriginProcess(makerOptions, options.logger);
+        : new OriginProcess(
+            { ...makerOptions, idlePriority: options.idlePriority ?? true },
+            options.logger,
+            this.clock,
+          );
     const rate = options.resizesPerSecond;
     // A second's worth may start at once, and as many may wait: none waits much longer than a second.
     const allowance = Math.max(1, Math.floor(rate ?? 1));
-    this.clock = options.clock ?? REAL_CLOCK;
     this.resizeGate = rate === undefined ? undefined : new RateGate(rate, allowance, allowance, this.clock);
   }
 

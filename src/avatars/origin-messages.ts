@@ -7,6 +7,8 @@ import type { ImageOutcome, OriginImagesOptions, VariantRequest } from './origin
 export type OriginProcessSettings = Omit<OriginImagesOptions, 'policy' | 'observer' | 'resolve'> & {
   /** The address policy's allowed networks; the origin process makes the policy again from them. */
   allowed: readonly Network[];
+  /** Whether the process lowers itself to idle priority (OriginProcessOptions). */
+  idlePriority: boolean;
 };
 
 /** The origin process's settings are its one argument, as JSON; then the service sends: */

@@ -25,6 +25,7 @@ import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logging/logger.js';
 import { childProcessScript } from '../workers/worker-script.js';
+import { type GateClock, REAL_CLOCK } from './concurrency.js';
 import { type ResizedImage, UnusableImageError } from './image-resize.js';
 import { originEnvironment } from './origin-environment.js';
 import {
@@ -69,6 +70,12 @@ export function endsInARowAfter(previous: number, livedMs: number): number {
   return livedMs >= STABLE_LIFETIME_MS ? 1 : previous + 1;
 }
 
+/** What the origin process is started with. */
+export type OriginProcessOptions = Omit<OriginImagesOptions, 'resolve'> & {
+  /** Whether the process lowers itself to idle priority (./process-priority.ts): true but in tests. */
+  idlePriority: boolean;
+};
+
 interface PendingJob {
   resolve(image: ResizedImage): void;
   reject(error: Error): void;
@@ -83,18 +90,19 @@ export class OriginProcess implements VariantMaker {
   private nextJob = 0;
   /** Ends no one asked for, in a row (endsInARowAfter). */
   private endsInARow = 0;
-  /** When the current process started (performance.now()). */
+  /** When the current process started (the clock's time). */
   private startedAt = 0;
-  /** When another process may start (performance.now()), and why not before. */
+  /** When another process may start (the clock's time), and why not before. */
   private pause: { until: number; reason: string } | undefined;
 
   constructor(
-    private readonly options: Omit<OriginImagesOptions, 'resolve'>,
+    private readonly options: OriginProcessOptions,
     private readonly logger: Logger,
+    private readonly clock: GateClock = REAL_CLOCK,
   ) {}
 
   make(request: VariantRequest): Promise<ResizedImage> {
-    if (this.child === undefined && this.pause !== undefined && performance.now() < this.pause.until) {
+    if (this.child === undefined && this.pause !== undefined && this.clock.now() < this.pause.until) {
       // Counted with the fetches, as one that found no slot: nothing was fetched. Logged once, at the end.
       this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0);
       return Promise.reject(new BusyError(this.pause.reason, true));
@@ -120,8 +128,11 @@ export class OriginProcess implements VariantMaker {
     const exited = once(child, 'exit');
     this.sendTo(child, { kind: 'stop' }, () => child.kill('SIGKILL'));
     const finished = await Promise.race([exited.then(() => true), delay(CLOSE_WAIT_MS, false, { ref: false })]);
-    // Still making a variant after the wait: nothing of the service waits for it any more.
-    if (!finished) child.kill('SIGKILL');
+    if (finished) return;
+    // Still making a variant after the wait: nothing of the service waits for it any more. Closed
+    // means gone: the kill is waited for (a stopped process ends at SIGKILL too).
+    child.kill('SIGKILL');
+    await exited;
   }
 
   private started(): ChildProcess {
@@ -136,7 +147,7 @@ export class OriginProcess implements VariantMaker {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.child = child;
-    this.startedAt = performance.now();
+    this.startedAt = this.clock.now();
     // An idle origin process keeps the service alive no longer (see make).
     child.unref();
     child.channel?.unref();
@@ -162,7 +173,7 @@ export class OriginProcess implements VariantMaker {
   private endedUnasked(child: ChildProcess, reason: string, details: object): void {
     if (this.child !== child) return; // closed, or ended already
     this.child = undefined;
-    const now = performance.now();
+    const now = this.clock.now();
     this.endsInARow = endsInARowAfter(this.endsInARow, now - this.startedAt);
     const pauseMs = restartPauseMs(this.endsInARow);
     let next = 'new ones start another';
