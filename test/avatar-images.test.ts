@@ -18,7 +18,13 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
-import { AvatarImages, BUSY_LOG_INTERVAL_MS, FAILURE_MEMORY_MS } from '../src/avatars/avatar-images.js';
+import {
+  AvatarImages,
+  BUSY_LOG_INTERVAL_MS,
+  FAILURE_MEMORY_MS,
+  IMAGE_OUTCOMES,
+  type ImageOutcome,
+} from '../src/avatars/avatar-images.js';
 import { RateGate } from '../src/avatars/concurrency.js';
 import { originEnvironment } from '../src/avatars/origin-environment.js';
 import { endsInARowAfter, restartPauseMs } from '../src/avatars/origin-process.js';
@@ -36,6 +42,7 @@ import {
   claimingPng,
   holding,
   type ImageOrigin,
+  type OriginHandler,
   pixelAt,
   redirect,
   serve,
@@ -460,14 +467,76 @@ describe.each(databaseKinds())('avatar images on %s', (kind) => {
 
   it('counts fetches by outcome, bytes, durations and variant cache lookups in /metrics', async () => {
     const metrics = await readMetrics(server.url);
-    for (const outcome of ['ok', 'refused', 'too-large']) {
-      expect(metrics.value('avatar_origin_fetches_total', { outcome })).toBeGreaterThan(0);
-    }
+    expect(metrics.value('avatar_origin_fetches_total', { outcome: 'ok' })).toBeGreaterThan(0);
     expect(metrics.value('avatar_origin_bytes_total')).toBeGreaterThan(jpeg.length);
     expect(metrics.value('avatar_resize_duration_seconds_count')).toBeGreaterThan(0);
     expect(metrics.value('avatar_origin_fetch_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThan(0);
     expect(metrics.value('avatar_variant_cache_lookups_total', { result: 'hit' })).toBeGreaterThan(0);
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'counts every origin fetch by what became of it: ok only for an original decoded and resized',
+    async () => {
+      const page = '<!doctype html><html><body>not an image</body></html>';
+      const cut = jpeg.subarray(0, jpeg.length >> 1);
+      const huge = claimingPng(50_000, 50_000);
+      const causes: Array<[ImageOutcome, string, OriginHandler | undefined]> = [
+        ['ok', '/outcome/photo.jpg', serve(jpeg)],
+        ['refused-url', '/outcome/to-ftp.jpg', redirect('ftp://127.0.0.1/a.jpg')],
+        ['refused-address', `${forbidden.url}/a.jpg`, undefined],
+        ['too-large', '/outcome/large.jpg', serve(Buffer.alloc(2 * 1024 * 1024 + 1))],
+        ['http-error', '/outcome/missing.jpg', (_req, res) => res.writeHead(404).end()],
+        ['redirect-limit', '/outcome/loop.jpg', redirect('/outcome/loop.jpg')],
+        ['network-error', '/outcome/hang-up.jpg', (req) => req.socket.destroy()],
+        // An HTML page sent as a PNG, a header of 2.5 gigapixels, a JPEG cut off half-way.
+        ['not-image', '/outcome/page.png', serve(page, 'image/png')],
+        ['too-many-pixels', '/outcome/huge.png', serve(huge, 'image/png')],
+        ['decode-error', '/outcome/cut.jpg', serve(cut)],
+      ];
+      // A server of its own, to count from zero; and its own log: one outcome is an error of the service.
+      const before = originPids();
+      const counting = await startTestServer(handle, ENV, captureLog('info').logger);
+      const stalled = holding();
+      origin.route('/outcome/stalled.jpg', stalled.handler);
+      try {
+        const get = (name: string) => fetch(`${counting.url}/api/${name}/avatar?size=32`, { headers: WEBP });
+        for (const [outcome, target, handler] of causes) {
+          if (handler !== undefined) origin.route(target, handler);
+          const name = await profileWith(target.startsWith('/') ? `${origin.url}${target}` : target);
+          const response = await get(name);
+          if (outcome === 'ok') expect(response.headers.get('content-type'), outcome).toBe('image/webp');
+          else await expectInitials(response, name, 32);
+        }
+        // The origin process ends while it fetches (the service's own failure, not the origin's).
+        const name = await profileWith(`${origin.url}/outcome/stalled.jpg`);
+        const pending = get(name);
+        await origin.requested('/outcome/stalled.jpg');
+        for (const entry of originProcesses().filter(({ pid }) => !before.includes(pid))) {
+          process.kill(entry.pid, 'SIGKILL');
+        }
+        await expectInitials(await pending, name, 32);
+
+        const metrics = await readMetrics(counting.url);
+        const counted = Object.fromEntries(
+          IMAGE_OUTCOMES.map((outcome) => [outcome, metrics.value('avatar_origin_fetches_total', { outcome })]),
+        );
+        // Each once; a timeout and busy come of their bounds, tested above with their own servers.
+        const expected = Object.fromEntries(IMAGE_OUTCOMES.map((outcome) => [outcome, 1]));
+        expect(counted).toEqual({ ...expected, timeout: 0, busy: 0 });
+        for (const outcome of IMAGE_OUTCOMES) {
+          const timed = metrics.value('avatar_origin_fetch_duration_seconds_count', { outcome });
+          expect(timed ?? 0, outcome).toBe(counted[outcome]);
+        }
+        // Bytes of the bodies received whole, whatever became of them.
+        const whole = [jpeg, Buffer.from(page), huge, cut].reduce((sum, body) => sum + body.length, 0);
+        expect(metrics.value('avatar_origin_bytes_total')).toBe(whole);
+        expect(metrics.value('avatar_resize_duration_seconds_count')).toBe(1);
+      } finally {
+        stalled.release(serve(jpeg));
+        await counting.close();
+      }
+    },
+  );
 
   it('keeps variants on disk under DATA_DIR: another process answers them without the origin', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'nps-avatars-'));
@@ -898,7 +967,7 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
       expect(origin.count('/stalled.jpg')).toBe(1);
       const closing = images.close();
       // What it was making fails at once; the process itself ends once it has finished that.
-      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
+      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'internal-error' });
       release();
       await closing;
       expect(originProcesses()).toEqual([]);
@@ -917,7 +986,7 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
       const [killed] = originProcesses();
       if (killed === undefined) throw new Error('no origin process under the test process');
       process.kill(killed.pid, 'SIGKILL');
-      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
+      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'internal-error' });
       expect(log.find('error', 'the avatar origin process ended (signal SIGKILL)')).toHaveLength(1);
       expect((await after()).kind).toBe('variant');
       const [next] = originProcesses();
@@ -949,11 +1018,11 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
     };
     try {
       killOriginProcess();
-      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'error' });
+      expect(await inFlight).toEqual({ kind: 'failed', outcome: 'internal-error' });
       // One end: the next variant starts another at once.
       const { variant: second } = await fetching('/stalled-2.jpg');
       killOriginProcess();
-      expect(await second).toEqual({ kind: 'failed', outcome: 'error' });
+      expect(await second).toEqual({ kind: 'failed', outcome: 'internal-error' });
       const ends = log.find('error', 'the avatar origin process ended (signal SIGKILL)');
       expect(ends).toHaveLength(2);
       expect(ends[1]?.msg).toContain('ended 2 times in a row, each within a minute of its start');
@@ -976,7 +1045,7 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
       expect((await after()).kind).toBe('variant');
       const { variant: third } = await fetching('/stalled-3.jpg');
       killOriginProcess();
-      expect(await third).toEqual({ kind: 'failed', outcome: 'error' });
+      expect(await third).toEqual({ kind: 'failed', outcome: 'internal-error' });
       expect(log.find('error', 'the avatar origin process ended')[2]?.msg).toContain('the fallback for 2 s');
       const ask = (size: number) => images.variant({ url: `${origin.url}/after.jpg`, size, format: 'webp' });
       expect(await ask(64)).toEqual({ kind: 'failed', outcome: 'busy' });

@@ -11,7 +11,6 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logging/logger.js';
 import type { AddressPolicy } from './address-policy.js';
 import { type GateClock, RateGate, REAL_CLOCK } from './concurrency.js';
-import { UnusableImageError } from './image-resize.js';
 import {
   BusyError,
   hostOf,
@@ -23,7 +22,7 @@ import {
   type VariantRequest,
 } from './origin-images.js';
 import { OriginProcess } from './origin-process.js';
-import { OriginFetchError, type Resolver } from './safe-fetch.js';
+import type { Resolver } from './safe-fetch.js';
 import { type Variant, VariantStore, variantOf } from './variant-store.js';
 
 export { IMAGE_OUTCOMES, type ImageOutcome, type VariantRequest } from './origin-images.js';
@@ -152,7 +151,7 @@ export class AvatarImages {
     try {
       if (this.resizeGate !== undefined && !(await this.resizeGate.admit())) {
         // Counted with the fetches, as a fetch that found no slot in time: nothing was fetched.
-        this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0);
+        this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0, 0);
         throw new BusyError('more new variants asked for than the bound per second allows');
       }
       const resized = await this.maker.make(request);
@@ -174,9 +173,10 @@ export class AvatarImages {
       return;
     }
     this.failures.set(url, outcome);
-    // Expected of a public service (broken links, hostile URLs): information, not an error.
+    // Expected of a public service (broken links, hostile URLs): information; only a failure of
+    // the service's own is a warning.
     const reason = error instanceof Error ? error.message : String(error);
-    const log = outcome === 'error' && !isExpected(error) ? 'warn' : 'info';
+    const log = outcome === 'internal-error' ? 'warn' : 'info';
     this.options.logger[log]({ host, outcome, reason }, 'avatar original not used; the fallback is answered');
   }
 
@@ -196,8 +196,4 @@ export class AvatarImages {
 
 function variantKey(request: VariantRequest): string {
   return VariantStore.key([AVATAR_IMAGE_REVISION, request.url, request.size, request.format]);
-}
-
-function isExpected(error: unknown): boolean {
-  return error instanceof OriginFetchError || error instanceof UnusableImageError;
 }

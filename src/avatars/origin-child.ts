@@ -43,7 +43,7 @@ function started(settings: OriginProcessSettings): OriginImages {
       fetchStarted(host, job) {
         const fetch = fetchIds++;
         tell({ kind: 'fetch-started', job: job ?? -1, fetch, host });
-        return (outcome, bytes) => tell({ kind: 'fetch-ended', fetch, outcome, bytes });
+        return (outcome, bytes, seconds) => tell({ kind: 'fetch-ended', fetch, outcome, bytes, seconds });
       },
       resized(seconds) {
         tell({ kind: 'resized', seconds });

@@ -28,7 +28,7 @@ export interface ErrorReport {
 export type OriginMessage =
   /** `job` is the job whose variant needs this fetch. */
   | { kind: 'fetch-started'; job: number; fetch: number; host: string }
-  | { kind: 'fetch-ended'; fetch: number; outcome: ImageOutcome; bytes: number }
+  | { kind: 'fetch-ended'; fetch: number; outcome: ImageOutcome; bytes: number; seconds: number }
   | { kind: 'resized'; seconds: number }
   | { kind: 'made'; job: number; body: Uint8Array; format: OutputFormat }
   | { kind: 'failed'; job: number; error: ErrorReport };

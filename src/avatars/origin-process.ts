@@ -11,7 +11,7 @@
  *
  * The process starts with the first new variant (sharp and libvips are loaded there, never in the
  * service). If it ends (a crash, its heap limit, a kill), the variants it was making fail
- * ('error', the fallback answers), the end is logged, and the next new variant starts another;
+ * ('internal-error', the fallback answers), the end is logged, and the next new variant starts another;
  * but after the second end in a row (processes that each lived less than a minute), not at once
  * (restartPauseMs): a process that cannot start, or that images keep crashing, would otherwise be
  * forked for every new variant, each start costing about 40 ms of CPU at the service's priority
@@ -26,12 +26,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logging/logger.js';
 import { childProcessScript } from '../workers/worker-script.js';
 import { type GateClock, REAL_CLOCK } from './concurrency.js';
-import { type ResizedImage, UnusableImageError } from './image-resize.js';
+import { type ImageFailure, type ResizedImage, UnusableImageError } from './image-resize.js';
 import { originEnvironment } from './origin-environment.js';
 import {
   BusyError,
+  type FetchEnd,
   hostOf,
-  type ImageOutcome,
   type OriginImagesOptions,
   type VariantMaker,
   type VariantRequest,
@@ -86,7 +86,8 @@ interface PendingJob {
 export class OriginProcess implements VariantMaker {
   private child: ChildProcess | undefined;
   private readonly jobs = new Map<number, PendingJob>();
-  private readonly fetchesEnded = new Map<number, (outcome: ImageOutcome, bytes: number) => void>();
+  /** The fetches the process has started and not ended: their ends, and when they started. */
+  private readonly fetchesEnded = new Map<number, { end: FetchEnd; started: number }>();
   private nextJob = 0;
   /** Ends no one asked for, in a row (endsInARowAfter). */
   private endsInARow = 0;
@@ -104,7 +105,7 @@ export class OriginProcess implements VariantMaker {
   make(request: VariantRequest): Promise<ResizedImage> {
     if (this.child === undefined && this.pause !== undefined && this.clock.now() < this.pause.until) {
       // Counted with the fetches, as one that found no slot: nothing was fetched. Logged once, at the end.
-      this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0);
+      this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0, 0);
       return Promise.reject(new BusyError(this.pause.reason, true));
     }
     const child = this.started();
@@ -207,13 +208,14 @@ export class OriginProcess implements VariantMaker {
         if (observer === undefined) return;
         const scope = this.jobs.get(message.job)?.scope;
         const start = () => observer.fetchStarted(message.host);
-        this.fetchesEnded.set(message.fetch, scope === undefined ? start() : scope.runInAsyncScope(start));
+        const end = scope === undefined ? start() : scope.runInAsyncScope(start);
+        this.fetchesEnded.set(message.fetch, { end, started: performance.now() });
         return;
       }
       case 'fetch-ended': {
         const ended = this.fetchesEnded.get(message.fetch);
         this.fetchesEnded.delete(message.fetch);
-        ended?.(message.outcome, message.bytes);
+        ended?.end(message.outcome, message.bytes, message.seconds);
         return;
       }
       case 'resized':
@@ -241,8 +243,9 @@ export class OriginProcess implements VariantMaker {
 
   private failAll(reason: string): void {
     for (const id of [...this.jobs.keys()]) this.settled(id)?.reject(new Error(reason));
-    // Fetches the process started and will never end: their figures end as errors.
-    for (const ended of this.fetchesEnded.values()) ended('error', 0);
+    // Fetches the process started and will never end: their figures end as the service's own failure.
+    const now = performance.now();
+    for (const { end, started } of this.fetchesEnded.values()) end('internal-error', 0, (now - started) / 1000);
     this.fetchesEnded.clear();
   }
 }
@@ -250,7 +253,7 @@ export class OriginProcess implements VariantMaker {
 /** The error the origin process reported, as its class, so outcomes and log levels stay as they were. */
 function errorOf({ name, message, failure }: ErrorReport): Error {
   if (name === 'OriginFetchError') return new OriginFetchError(failure as FetchFailure, message);
-  if (name === 'UnusableImageError') return new UnusableImageError(failure as 'not-image' | 'too-large', message);
+  if (name === 'UnusableImageError') return new UnusableImageError(failure as ImageFailure, message);
   if (name === 'BusyError') return new BusyError(message);
   return new Error(message);
 }
