@@ -140,6 +140,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         maxBytes: config.avatarMaxBytes,
         resizesPerSecond: config.avatarResizesPerSecond,
         directory: config.avatarCacheDir,
+        diskFiles: config.avatarVariantCacheFiles,
         ...options.avatarImages,
         logger,
         observer: registerAvatarMetrics(operations.metrics.registry, tracing?.originFetch),

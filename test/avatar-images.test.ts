@@ -11,7 +11,7 @@
  * test moves). Only the test of the idle priority itself needs the spare CPU it runs on.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,7 +29,6 @@ import { RateGate } from '../src/avatars/concurrency.js';
 import { originEnvironment } from '../src/avatars/origin-environment.js';
 import { endsInARowAfter, restartPauseMs } from '../src/avatars/origin-process.js';
 import { threadPriorities } from '../src/avatars/process-priority.js';
-import { VariantStore, variantOf } from '../src/avatars/variant-store.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
@@ -788,35 +787,6 @@ describe('new variants per second', () => {
     } finally {
       await images.close();
       await origin.close();
-    }
-  });
-});
-
-describe('the variant store', () => {
-  it('keeps variants within its byte bounds, in memory and on disk, and finds the disk ones again', async () => {
-    const directory = mkdtempSync(path.join(os.tmpdir(), 'nps-variants-'));
-    const variant = (fill: number) => variantOf(Buffer.alloc(1000, fill), 'png');
-    try {
-      const store = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 2500, logger: captureLog().logger });
-      for (const key of ['one', 'two', 'three']) await store.set(key, variant(key.length));
-      expect(store.memoryBytes).toBeLessThanOrEqual(2500);
-      expect(readdirSync(directory).filter((name) => name.endsWith('.png'))).toHaveLength(2);
-      // A new process: memory empty, the two newest on disk, the oldest gone.
-      const again = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 2500, logger: captureLog().logger });
-      expect(await again.get('one')).toBeUndefined();
-      expect((await again.get('three'))?.body.equals(Buffer.alloc(1000, 5))).toBe(true);
-      expect((await again.get('two'))?.etag).toBe(variant(3).etag);
-      // A smaller bound trims what an earlier run left, oldest written first.
-      for (const name of readdirSync(directory)) {
-        const file = path.join(directory, name);
-        const written = readFileSync(file)[0] === 3 ? 1_000_000 : 2_000_000;
-        utimesSync(file, written, written);
-      }
-      const smaller = new VariantStore({ memoryBytes: 2500, directory, diskBytes: 1000, logger: captureLog().logger });
-      expect(await smaller.get('two')).toBeUndefined();
-      expect(readdirSync(directory).filter((name) => name.endsWith('.png'))).toHaveLength(1);
-    } finally {
-      rmSync(directory, { recursive: true, force: true });
     }
   });
 });

@@ -23,6 +23,7 @@ import {
 } from './origin-images.js';
 import { OriginProcess } from './origin-process.js';
 import type { Resolver } from './safe-fetch.js';
+import { DEFAULT_VARIANT_FILES } from './variant-index.js';
 import { type Variant, VariantStore, variantOf } from './variant-store.js';
 
 export { IMAGE_OUTCOMES, type ImageOutcome, type VariantRequest } from './origin-images.js';
@@ -52,7 +53,10 @@ export interface AvatarImagesOptions {
   memoryBytes?: number;
   /** Directory for variants on disk; undefined: memory only. */
   directory?: string;
+  /** Disk space the variant files may take, as allocated (default 512 MiB). */
   diskBytes?: number;
+  /** Variant files at most (AVATAR_VARIANT_CACHE_FILES, default DEFAULT_VARIANT_FILES). */
+  diskFiles?: number;
   /** Bytes of originals kept briefly for other variants (default 8 MB). */
   originalBytes?: number;
   /** Origin fetches at once per host (default 2) and in all (default 4: each may hold AVATAR_MAX_BYTES). */
@@ -98,6 +102,7 @@ export class AvatarImages {
       memoryBytes: options.memoryBytes ?? 32 * 1024 * 1024,
       directory: options.directory,
       diskBytes: options.diskBytes ?? 512 * 1024 * 1024,
+      diskFiles: options.diskFiles ?? DEFAULT_VARIANT_FILES,
       logger: options.logger,
     });
     this.clock = options.clock ?? REAL_CLOCK;

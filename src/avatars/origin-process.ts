@@ -223,8 +223,11 @@ export class OriginProcess implements VariantMaker {
         return;
       case 'made': {
         const job = this.settled(message.job);
-        const { body } = message;
-        job?.resolve({ body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), format: message.format });
+        // Copied out of the message's buffer, which it would otherwise keep whole for as long as
+        // the variant is kept (the memory layer counts what a variant's buffer holds).
+        const body = Buffer.allocUnsafeSlow(message.body.byteLength);
+        body.set(message.body);
+        job?.resolve({ body, format: message.format });
         return;
       }
       case 'failed':
