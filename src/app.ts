@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { createAddressPolicy } from './avatars/address-policy.js';
-import { AvatarImages } from './avatars/avatar-images.js';
+import { AvatarImages, type AvatarImagesOptions } from './avatars/avatar-images.js';
 import type { Config } from './config/config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
@@ -85,6 +85,11 @@ export interface AppOptions {
    * execution, and plugins that run after the service's own, before tracing).
    */
   graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'keptAnswers' | 'plugins'>;
+  /**
+   * Avatar image settings other than the configuration's (tests: a clock the test moves, and the
+   * origin process at the service's priority, so answers do not depend on spare CPU).
+   */
+  avatarImages?: Pick<AvatarImagesOptions, 'clock' | 'idlePriority'>;
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
@@ -142,6 +147,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         maxBytes: config.avatarMaxBytes,
         resizesPerSecond: config.avatarResizesPerSecond,
         directory: config.avatarCacheDir,
+        diskFiles: config.avatarVariantCacheFiles,
+        ...options.avatarImages,
         logger,
         observer: registerAvatarMetrics(operations.metrics.registry, tracing?.originFetch),
       })

@@ -101,6 +101,9 @@ describe("a profile's image in headless Chromium", () => {
       const server = await startTestServer(suite.handle, {
         AVATAR_PROXY: 'on',
         AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+        // Bounds this test is not about, out of reach of a loaded machine.
+        AVATAR_FETCH_TIMEOUT_MS: '60000',
+        AVATAR_RESIZES_PER_SECOND: '0',
         PROFILE_CACHE_SIZE: '0',
       });
       const browser = await suite.launch();

@@ -164,7 +164,7 @@ describe('fetching an original', () => {
       '[::ffff:127.0.0.2]',
       '[::ffff:7f00:2]',
     ]) {
-      expect(await failureOf(`http://${host}:${port}/secret`), host).toBe('refused');
+      expect(await failureOf(`http://${host}:${port}/secret`), host).toBe('refused-address');
     }
     expect(forbidden.requests).toEqual([]);
   });
@@ -177,7 +177,7 @@ describe('fetching an original', () => {
       'data:image/png;base64,AAAA',
       `http://user:pw@127.0.0.1:${allowed.port}/a.png`,
     ]) {
-      expect(await failureOf(url), url).toBe('refused');
+      expect(await failureOf(url), url).toBe('refused-url');
     }
   });
 
@@ -189,7 +189,7 @@ describe('fetching an original', () => {
     const fetched = await safeFetch(`${allowed.url}/r1`, { policy, timeoutMs: 2000, maxBytes: 1024 });
     expect(fetched.body.equals(image)).toBe(true);
     expect(fetched.redirects).toBe(3);
-    expect(await failureOf(`${allowed.url}/r0`)).toBe('error');
+    expect(await failureOf(`${allowed.url}/r0`)).toBe('redirect-limit');
   });
 
   it('does not follow redirects into refused addresses', async () => {
@@ -197,8 +197,12 @@ describe('fetching an original', () => {
     allowed.route('/to-hex', redirect(`http://0x7f000002:${forbidden.port}/secret`));
     allowed.route('/to-metadata', redirect('http://169.254.169.254/latest/meta-data/'));
     allowed.route('/to-file', redirect('file:///etc/passwd'));
-    for (const path of ['/to-forbidden', '/to-hex', '/to-metadata', '/to-file']) {
-      expect(await failureOf(`${allowed.url}${path}`), path).toBe('refused');
+    allowed.route('/to-credentials', redirect(`http://user:pw@127.0.0.1:${allowed.port}/a.png`));
+    for (const path of ['/to-forbidden', '/to-hex', '/to-metadata']) {
+      expect(await failureOf(`${allowed.url}${path}`), path).toBe('refused-address');
+    }
+    for (const path of ['/to-file', '/to-credentials']) {
+      expect(await failureOf(`${allowed.url}${path}`), path).toBe('refused-url');
     }
     expect(forbidden.requests).toEqual([]);
   });
@@ -208,10 +212,10 @@ describe('fetching an original', () => {
       { address: '127.0.0.1', family: 4 },
       { address: '127.0.0.2', family: 4 },
     ];
-    expect(await failureOf(`http://images.test:${allowed.port}/a.png`, { resolve: mixed })).toBe('refused');
+    expect(await failureOf(`http://images.test:${allowed.port}/a.png`, { resolve: mixed })).toBe('refused-address');
     const metadata: Resolver = async () => [{ address: '169.254.169.254', family: 4 }];
-    expect(await failureOf('http://images.test/a.png', { resolve: metadata })).toBe('refused');
-    expect(await failureOf(`http://localhost:${allowed.port}/a.png`, { policy: strict })).toBe('refused');
+    expect(await failureOf('http://images.test/a.png', { resolve: metadata })).toBe('refused-address');
+    expect(await failureOf(`http://localhost:${allowed.port}/a.png`, { policy: strict })).toBe('refused-address');
   });
 
   it('connects to the address it checked: a rebinding name server gets no second question', async () => {
@@ -287,9 +291,32 @@ describe('fetching an original', () => {
     }
   });
 
-  it('treats other statuses as errors', async () => {
+  it('treats other statuses, and a redirect to no URL, as HTTP errors', async () => {
     allowed.route('/gone', (_req, res) => res.writeHead(410).end('gone'));
-    expect(await failureOf(`${allowed.url}/gone`)).toBe('error');
-    expect(await failureOf(`${allowed.url}/not-routed`)).toBe('error');
+    allowed.route('/nowhere', (_req, res) => res.writeHead(302, { Location: 'http://[::1' }).end());
+    allowed.route('/no-location', (_req, res) => res.writeHead(302).end());
+    for (const path of ['/gone', '/not-routed', '/nowhere', '/no-location']) {
+      expect(await failureOf(`${allowed.url}${path}`), path).toBe('http-error');
+    }
+  });
+
+  it('treats names that do not resolve and broken connections as network errors', async () => {
+    const nowhere: Resolver = async () => {
+      throw Object.assign(new Error('getaddrinfo ENOTFOUND images.test'), { code: 'ENOTFOUND' });
+    };
+    expect(await failureOf('http://images.test/a.png', { resolve: nowhere })).toBe('network-error');
+    expect(await failureOf('http://images.test/a.png', { resolve: async () => [] })).toBe('network-error');
+    // A port nothing listens on any more: the connection is refused.
+    const closed = await startImageOrigin('127.0.0.1');
+    await closed.close();
+    expect(await failureOf(`${closed.url}/a.png`)).toBe('network-error');
+    allowed.route('/hang-up', (req) => req.socket.destroy());
+    allowed.route('/cut-off', (req, res) => {
+      res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': 1000 });
+      res.write(Buffer.alloc(10), () => req.socket.destroy());
+    });
+    for (const path of ['/hang-up', '/cut-off']) {
+      expect(await failureOf(`${allowed.url}${path}`), path).toBe('network-error');
+    }
   });
 });

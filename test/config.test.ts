@@ -128,6 +128,10 @@ describe('configuration', () => {
     ['CHANGE_LOG_RETENTION_DAYS', '0'],
     ['CHANGE_LOG_RETENTION_DAYS', '1.5'],
     ['CHANGE_LOG_RETENTION_DAYS', 'month'],
+    ['AVATAR_VARIANT_CACHE_FILES', '0'],
+    ['AVATAR_VARIANT_CACHE_FILES', '500001'],
+    ['AVATAR_VARIANT_CACHE_FILES', '2e5'],
+    ['AVATAR_VARIANT_CACHE_FILES', 'lots'],
   ];
 
   it('reads the shared caches to purge, and their s-maxage (a day by default)', () => {
@@ -155,6 +159,7 @@ describe('configuration', () => {
       avatarMaxBytes: 10_485_760,
       avatarResizesPerSecond: 20,
       avatarCacheDir: undefined,
+      avatarVariantCacheFiles: 200_000,
     });
     // 0: no bound on new variants per second.
     expect(loadConfig({ AVATAR_RESIZES_PER_SECOND: '0' }).avatarResizesPerSecond).toBeUndefined();
@@ -165,6 +170,7 @@ describe('configuration', () => {
         AVATAR_FETCH_TIMEOUT_MS: '2500',
         AVATAR_MAX_BYTES: '1048576',
         AVATAR_RESIZES_PER_SECOND: '5',
+        AVATAR_VARIANT_CACHE_FILES: '50000',
         DATA_DIR: '/var/lib/profiles',
       }),
     ).toMatchObject({
@@ -178,6 +184,7 @@ describe('configuration', () => {
       avatarMaxBytes: 1_048_576,
       avatarResizesPerSecond: 5,
       avatarCacheDir: path.join('/var/lib/profiles', 'avatar-variants'),
+      avatarVariantCacheFiles: 50_000,
     });
   });
 

@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { IMAGE_OUTCOMES } from '../src/avatars/avatar-images.js';
 import { requestBodyTooLargeMessage } from '../src/http/request-body.js';
 import { tooManyRequestsMessage } from '../src/limits/rate-limit.js';
 import { INVALID_EMAIL_MESSAGE } from '../src/names/email.js';
@@ -201,6 +202,13 @@ describe('docs/contract.md', () => {
       'Request timeout',
     ];
     expect(messages.filter((message) => !flowing.includes(message))).toEqual([]);
+  });
+
+  it('lists every avatar origin fetch outcome the metrics count, and no other', () => {
+    const operations = readFileSync(path.join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const section = /### Avatar origin fetch outcomes\n([\s\S]*?)\n#/.exec(operations)?.[1] ?? '';
+    const listed = [...section.matchAll(/^\| `([a-z-]+)` /gm)].map((match) => match[1]);
+    expect(listed).toEqual([...IMAGE_OUTCOMES]);
   });
 
   it('names only settings the code reads and the README lists', () => {

@@ -275,7 +275,14 @@ describe('OpenAPI document', () => {
         },
       );
       expect((await importLines(handle.db, lines)).problems).toEqual([]);
-      const images = { AVATAR_PROXY: 'on', AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32', PROFILE_CACHE_SIZE: '0' };
+      const images = {
+        AVATAR_PROXY: 'on',
+        AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+        PROFILE_CACHE_SIZE: '0',
+        // Bounds this test is not about: the image answers, not a fallback, on a loaded machine too.
+        AVATAR_FETCH_TIMEOUT_MS: '60000',
+        AVATAR_RESIZES_PER_SECOND: '0',
+      };
       await withServer(handle, images, async (proxy) => {
         for (const accept of ['image/webp', 'image/png', '*/*']) {
           await getAndHead(proxy, AVATAR, '/api/openapi-image@me/avatar?size=32', { headers: { Accept: accept } });

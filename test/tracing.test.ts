@@ -230,6 +230,7 @@ describe('tracing avatar origin fetches', () => {
     receiver = await startOtlpReceiver();
     origin = await startImageOrigin('127.0.0.1');
     origin.route('/private-path-of-the-image.png', serve(await transparentPng(), 'image/png'));
+    origin.route('/page.png', serve('<!doctype html><title>not an image</title>', 'image/png'));
     const lines = ndjson(
       {
         kind: 'profile',
@@ -237,6 +238,7 @@ describe('tracing avatar origin fetches', () => {
         creatorEmail: 'x@example.com',
         image: `${origin.url}/private-path-of-the-image.png`,
       },
+      { kind: 'profile', name: 'traced-page@me', creatorEmail: 'x@example.com', image: `${origin.url}/page.png` },
       {
         kind: 'profile',
         name: 'traced-refused@me',
@@ -250,6 +252,9 @@ describe('tracing avatar origin fetches', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       AVATAR_PROXY: 'on',
       AVATAR_PRIVATE_ORIGINS: '127.0.0.1/32',
+      // Bounds this test is not about, out of reach of a loaded machine.
+      AVATAR_FETCH_TIMEOUT_MS: '60000',
+      AVATAR_RESIZES_PER_SECOND: '0',
       PROFILE_CACHE_SIZE: '0',
     });
   });
@@ -263,7 +268,9 @@ describe('tracing avatar origin fetches', () => {
     const outcomes: Record<string, ReceivedSpan | undefined> = {};
     for (const [name, outcome] of [
       ['traced-pic@me', 'ok'],
-      ['traced-refused@me', 'refused'],
+      ['traced-refused@me', 'refused-address'],
+      // Fetched whole, but not an image: the outcome is known once its bytes are looked at.
+      ['traced-page@me', 'not-image'],
     ] as const) {
       const trace = traceparent();
       const response = await fetch(`${server.url}/api/${name}/avatar?size=32`, {
@@ -286,8 +293,16 @@ describe('tracing avatar origin fetches', () => {
       },
     });
     expect(outcomes.ok?.status?.code ?? 0).not.toBe(2);
-    expect(outcomes.refused).toMatchObject({
-      attributes: { 'server.address': '169.254.169.254', 'avatar.fetch.outcome': 'refused', 'error.type': 'refused' },
+    expect(outcomes['refused-address']).toMatchObject({
+      attributes: {
+        'server.address': '169.254.169.254',
+        'avatar.fetch.outcome': 'refused-address',
+        'error.type': 'refused-address',
+      },
+      status: { code: 2 },
+    });
+    expect(outcomes['not-image']).toMatchObject({
+      attributes: { 'server.address': '127.0.0.1', 'avatar.fetch.outcome': 'not-image', 'error.type': 'not-image' },
       status: { code: 2 },
     });
     expect(JSON.stringify(await receiver.spans())).not.toContain('private-path-of-the-image');

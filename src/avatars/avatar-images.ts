@@ -11,7 +11,6 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logging/logger.js';
 import type { AddressPolicy } from './address-policy.js';
 import { type GateClock, RateGate, REAL_CLOCK } from './concurrency.js';
-import { UnusableImageError } from './image-resize.js';
 import {
   BusyError,
   hostOf,
@@ -23,7 +22,8 @@ import {
   type VariantRequest,
 } from './origin-images.js';
 import { OriginProcess } from './origin-process.js';
-import { OriginFetchError, type Resolver } from './safe-fetch.js';
+import type { Resolver } from './safe-fetch.js';
+import { DEFAULT_VARIANT_FILES } from './variant-index.js';
 import { type Variant, VariantStore, variantOf } from './variant-store.js';
 
 export { IMAGE_OUTCOMES, type ImageOutcome, type VariantRequest } from './origin-images.js';
@@ -53,7 +53,10 @@ export interface AvatarImagesOptions {
   memoryBytes?: number;
   /** Directory for variants on disk; undefined: memory only. */
   directory?: string;
+  /** Disk space the variant files may take, as allocated (default 512 MiB). */
   diskBytes?: number;
+  /** Variant files at most (AVATAR_VARIANT_CACHE_FILES, default DEFAULT_VARIANT_FILES). */
+  diskFiles?: number;
   /** Bytes of originals kept briefly for other variants (default 8 MB). */
   originalBytes?: number;
   /** Origin fetches at once per host (default 2) and in all (default 4: each may hold AVATAR_MAX_BYTES). */
@@ -65,8 +68,14 @@ export interface AvatarImagesOptions {
    * second's worth; as many requests wait their turn, and those beyond get the fallback ('busy').
    */
   resizesPerSecond?: number;
-  /** The rate bound's clock (tests). */
+  /** The clock of the rate bound, the failure memory and the origin process's restart pause (tests). */
   clock?: GateClock;
+  /**
+   * False: the origin process keeps the service's priority instead of idle priority. The idle
+   * class gives that process no CPU at all while other work wants every core, so tests whose
+   * answers must not depend on spare CPU set it (the idle priority has a test of its own).
+   */
+  idlePriority?: boolean;
   observer?: AvatarImageObserver;
   /**
    * Host name resolution (tests). A function cannot be handed to another process: with it, new
@@ -79,7 +88,7 @@ export type VariantResult = { kind: 'variant'; variant: Variant } | { kind: 'fai
 
 export class AvatarImages {
   private readonly store: VariantStore;
-  private readonly failures = new LRUCache<string, ImageOutcome>({ max: 10_000, ttl: FAILURE_MEMORY_MS });
+  private readonly failures: LRUCache<string, ImageOutcome>;
   private readonly variantFlights = new Map<string, Promise<VariantResult>>();
   private readonly maker: VariantMaker;
   private readonly resizeGate: RateGate | undefined;
@@ -93,18 +102,25 @@ export class AvatarImages {
       memoryBytes: options.memoryBytes ?? 32 * 1024 * 1024,
       directory: options.directory,
       diskBytes: options.diskBytes ?? 512 * 1024 * 1024,
+      diskFiles: options.diskFiles ?? DEFAULT_VARIANT_FILES,
       logger: options.logger,
     });
+    this.clock = options.clock ?? REAL_CLOCK;
+    // The clock read at every check (no resolution): a test's clock moves between two reads.
+    this.failures = new LRUCache({ max: 10_000, ttl: FAILURE_MEMORY_MS, ttlResolution: 0, perf: this.clock });
     const { policy, timeoutMs, maxBytes, originalBytes, fetchesPerHost, fetches, resizes, observer } = options;
     const makerOptions = { policy, timeoutMs, maxBytes, originalBytes, fetchesPerHost, fetches, resizes, observer };
     this.maker =
       options.resolve !== undefined
         ? new OriginImages({ ...makerOptions, resolve: options.resolve })
-        : new OriginProcess(makerOptions, options.logger);
+        : new OriginProcess(
+            { ...makerOptions, idlePriority: options.idlePriority ?? true },
+            options.logger,
+            this.clock,
+          );
     const rate = options.resizesPerSecond;
     // A second's worth may start at once, and as many may wait: none waits much longer than a second.
     const allowance = Math.max(1, Math.floor(rate ?? 1));
-    this.clock = options.clock ?? REAL_CLOCK;
     this.resizeGate = rate === undefined ? undefined : new RateGate(rate, allowance, allowance, this.clock);
   }
 
@@ -140,7 +156,7 @@ export class AvatarImages {
     try {
       if (this.resizeGate !== undefined && !(await this.resizeGate.admit())) {
         // Counted with the fetches, as a fetch that found no slot in time: nothing was fetched.
-        this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0);
+        this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0, 0);
         throw new BusyError('more new variants asked for than the bound per second allows');
       }
       const resized = await this.maker.make(request);
@@ -162,9 +178,10 @@ export class AvatarImages {
       return;
     }
     this.failures.set(url, outcome);
-    // Expected of a public service (broken links, hostile URLs): information, not an error.
+    // Expected of a public service (broken links, hostile URLs): information; only a failure of
+    // the service's own is a warning.
     const reason = error instanceof Error ? error.message : String(error);
-    const log = outcome === 'error' && !isExpected(error) ? 'warn' : 'info';
+    const log = outcome === 'internal-error' ? 'warn' : 'info';
     this.options.logger[log]({ host, outcome, reason }, 'avatar original not used; the fallback is answered');
   }
 
@@ -184,8 +201,4 @@ export class AvatarImages {
 
 function variantKey(request: VariantRequest): string {
   return VariantStore.key([AVATAR_IMAGE_REVISION, request.url, request.size, request.format]);
-}
-
-function isExpected(error: unknown): boolean {
-  return error instanceof OriginFetchError || error instanceof UnusableImageError;
 }

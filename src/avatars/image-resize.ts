@@ -31,9 +31,16 @@ export const CONTENT_TYPES: Readonly<Record<OutputFormat, string>> = {
 /** The types the service decodes, decided from the first bytes. */
 type OriginalType = 'jpeg' | 'png' | 'gif' | 'webp' | 'avif' | 'svg';
 
+/**
+ * Why an original's bytes gave no variant: not an image of a known type (HTML, text, BMP), more
+ * pixels than the bound by its header, or a known type that could not be decoded and resized
+ * (a broken or cut-off file, a header that cannot be read, an image over the resize's time).
+ */
+export type ImageFailure = 'not-image' | 'too-many-pixels' | 'decode-error';
+
 export class UnusableImageError extends Error {
   constructor(
-    readonly failure: 'not-image' | 'too-large',
+    readonly failure: ImageFailure,
     message: string,
     options?: ErrorOptions,
   ) {
@@ -111,7 +118,10 @@ export async function resizeOriginal(original: Buffer, size: number, choice: For
   const sharp = await loadSharp();
   const header = await readHeader(sharp, original, type);
   if (header.width * header.height > MAX_INPUT_PIXELS) {
-    throw new UnusableImageError('too-large', `${header.width}×${header.height} pixels (at most ${MAX_INPUT_PIXELS})`);
+    throw new UnusableImageError(
+      'too-many-pixels',
+      `${header.width}×${header.height} pixels (at most ${MAX_INPUT_PIXELS})`,
+    );
   }
   const format = choice === 'png-or-jpeg' ? (header.hasAlpha ? 'png' : 'jpeg') : choice;
   const density = type === 'svg' ? svgDensity(header, size) : undefined;
@@ -124,7 +134,7 @@ export async function resizeOriginal(original: Buffer, size: number, choice: For
     const body = await encode(format === 'jpeg' ? pipeline.flatten({ background: '#ffffff' }) : pipeline, format);
     return { body, format };
   } catch (error) {
-    throw new UnusableImageError('not-image', `the ${type} image could not be decoded`, { cause: error });
+    throw new UnusableImageError('decode-error', `the ${type} image could not be decoded`, { cause: error });
   }
 }
 
@@ -141,11 +151,11 @@ async function readHeader(sharp: SharpModule, original: Buffer, type: OriginalTy
     // No pixel limit here: the header is read to compare the size with the limit, with a clear message.
     metadata = await sharp(original, { limitInputPixels: false }).metadata();
   } catch (error) {
-    throw new UnusableImageError('not-image', `the ${type} header could not be read`, { cause: error });
+    throw new UnusableImageError('decode-error', `the ${type} header could not be read`, { cause: error });
   }
   const { width, height } = metadata;
   if (width === undefined || height === undefined || width === 0 || height === 0) {
-    throw new UnusableImageError('not-image', `the ${type} image has no size`);
+    throw new UnusableImageError('decode-error', `the ${type} image has no size`);
   }
   // Rotated by EXIF, width and height swap; the pixel count does not change.
   return { width, height, hasAlpha: metadata.hasAlpha === true };

@@ -13,8 +13,9 @@ const [settingsArgument] = process.argv.slice(2);
 if (process.send === undefined || settingsArgument === undefined) {
   throw new Error('origin-child.ts runs as the service’s child process (src/avatars/origin-process.ts)');
 }
+const settings = JSON.parse(settingsArgument) as OriginProcessSettings;
 // Before anything starts a thread of its own: threads started later inherit the lowered priority.
-lowerThisProcess();
+if (settings.idlePriority) lowerThisProcess();
 process.title = 'nps-avatar-origins';
 
 const send = (message: OriginMessage) =>
@@ -32,7 +33,7 @@ function stopWhenIdle(): void {
 }
 
 function started(settings: OriginProcessSettings): OriginImages {
-  const { allowed, ...options } = settings;
+  const { allowed, idlePriority: _idlePriority, ...options } = settings;
   // A message that cannot be sent means the service is gone: nothing is left to tell.
   const tell = (message: OriginMessage) => void send(message).catch(() => {});
   return new OriginImages({
@@ -42,7 +43,7 @@ function started(settings: OriginProcessSettings): OriginImages {
       fetchStarted(host, job) {
         const fetch = fetchIds++;
         tell({ kind: 'fetch-started', job: job ?? -1, fetch, host });
-        return (outcome, bytes) => tell({ kind: 'fetch-ended', fetch, outcome, bytes });
+        return (outcome, bytes, seconds) => tell({ kind: 'fetch-ended', fetch, outcome, bytes, seconds });
       },
       resized(seconds) {
         tell({ kind: 'resized', seconds });
@@ -66,7 +67,7 @@ function make(maker: OriginImages, id: number, request: Extract<ServiceMessage, 
     });
 }
 
-const images = started(JSON.parse(settingsArgument) as OriginProcessSettings);
+const images = started(settings);
 
 process.on('message', (message: ServiceMessage) => {
   switch (message.kind) {

@@ -13,28 +13,53 @@
 import { LRUCache } from 'lru-cache';
 import type { AddressPolicy } from './address-policy.js';
 import { KeyedSlots, Slots } from './concurrency.js';
-import { type FormatChoice, type ResizedImage, resizeOriginal, UnusableImageError } from './image-resize.js';
-import { OriginFetchError, type Resolver, safeFetch } from './safe-fetch.js';
+import {
+  type FormatChoice,
+  type ImageFailure,
+  type ResizedImage,
+  resizeOriginal,
+  UnusableImageError,
+} from './image-resize.js';
+import { type FetchFailure, OriginFetchError, type Resolver, safeFetch } from './safe-fetch.js';
 
-/** What became of an original: used, or why not. Metrics count fetches by it. */
-export type ImageOutcome = 'ok' | 'refused' | 'timeout' | 'too-large' | 'not-image' | 'error' | 'busy';
+/**
+ * What became of an original: `ok` when it was fetched, decoded and resized; else why not, from
+ * the fetch (FetchFailure), the bytes (ImageFailure), `busy` (not fetched now: see BusyError), or
+ * `internal-error` (the origin process ended meanwhile, or a failure of the service's own). Metrics
+ * count fetches by it; a failed original is remembered with it.
+ */
+export type ImageOutcome = 'ok' | FetchFailure | ImageFailure | 'busy' | 'internal-error';
 export const IMAGE_OUTCOMES: readonly ImageOutcome[] = [
   'ok',
-  'refused',
+  'refused-url',
+  'refused-address',
   'timeout',
   'too-large',
+  'http-error',
+  'redirect-limit',
+  'network-error',
   'not-image',
-  'error',
+  'too-many-pixels',
+  'decode-error',
   'busy',
+  'internal-error',
 ];
+
+/**
+ * The end of an origin fetch: its outcome, the bytes of the body it received (0 without a whole
+ * body), and its own duration (a fetch whose body was received ends with the first resize of it,
+ * which decides the outcome; that resize is not part of the duration).
+ */
+export type FetchEnd = (outcome: ImageOutcome, bytes: number, seconds: number) => void;
 
 /** Where the figures of origin fetches and resizes go (metrics; tracing of origin fetches). */
 export interface OriginObserver {
   /**
-   * An origin fetch is starting; the returned function is called once it ended. `asker` is what
-   * the caller of `make` passed for the variant that needs this fetch (the origin process: its job).
+   * An origin fetch is starting; the returned function is called once its outcome is known.
+   * `asker` is what the caller of `make` passed for the variant that needs this fetch (the origin
+   * process: its job).
    */
-  fetchStarted(host: string, asker?: number): (outcome: ImageOutcome, bytes: number) => void;
+  fetchStarted(host: string, asker?: number): FetchEnd;
   resized(seconds: number): void;
 }
 
@@ -85,9 +110,18 @@ export class BusyError extends Error {
   }
 }
 
+/**
+ * An original as `make` gets it: its bytes, and, for bytes just fetched, the end of that fetch
+ * (called once: the first resize of the bytes decides the fetch's outcome).
+ */
+interface Original {
+  body: Buffer;
+  ended?: (outcome: ImageOutcome) => void;
+}
+
 export class OriginImages implements VariantMaker {
   private readonly originals: LRUCache<string, Buffer>;
-  private readonly originalFlights = new Map<string, Promise<Buffer>>();
+  private readonly originalFlights = new Map<string, Promise<Original>>();
   private readonly fetchSlots: KeyedSlots;
   private readonly resizeSlots: Slots;
 
@@ -105,10 +139,17 @@ export class OriginImages implements VariantMaker {
   }
 
   async make(request: VariantRequest, asker?: number): Promise<ResizedImage> {
-    const original = await this.original(request.url, asker);
+    const { body, ended } = await this.original(request.url, asker);
     const started = performance.now();
-    const resized = await this.resizeSlots.run(() => resizeOriginal(original, request.size, request.format));
+    let resized: ResizedImage;
+    try {
+      resized = await this.resizeSlots.run(() => resizeOriginal(body, request.size, request.format));
+    } catch (error) {
+      ended?.(outcomeOf(error));
+      throw error;
+    }
     this.options.observer?.resized((performance.now() - started) / 1000);
+    ended?.('ok');
     return resized;
   }
 
@@ -116,9 +157,9 @@ export class OriginImages implements VariantMaker {
     this.originals.clear();
   }
 
-  private original(url: string, asker: number | undefined): Promise<Buffer> {
+  private original(url: string, asker: number | undefined): Promise<Original> {
     const held = this.originals.get(url);
-    if (held !== undefined) return Promise.resolve(held);
+    if (held !== undefined) return Promise.resolve({ body: held });
     let flight = this.originalFlights.get(url);
     if (flight === undefined) {
       flight = this.fetchOriginal(url, asker).finally(() => this.originalFlights.delete(url));
@@ -127,32 +168,35 @@ export class OriginImages implements VariantMaker {
     return flight;
   }
 
-  private async fetchOriginal(url: string, asker: number | undefined): Promise<Buffer> {
+  private async fetchOriginal(url: string, asker: number | undefined): Promise<Original> {
     const host = hostOf(url);
     const { timeoutMs, maxBytes, policy, resolve } = this.options;
+    const asked = performance.now();
     // Waiting for a slot is bounded too: a crowd of new avatars answers fallbacks, not a queue.
     const waited = AbortSignal.timeout(timeoutMs);
     return this.fetchSlots
       .run(
         host,
-        async () => {
-          const ended = this.options.observer?.fetchStarted(host, asker);
+        async (): Promise<Original> => {
+          const end = this.options.observer?.fetchStarted(host, asker);
+          const started = performance.now();
+          let body: Buffer;
           try {
-            const { body } = await safeFetch(url, { policy, timeoutMs, maxBytes, resolve });
-            ended?.('ok', body.length);
-            this.originals.set(url, body);
-            return body;
+            ({ body } = await safeFetch(url, { policy, timeoutMs, maxBytes, resolve }));
           } catch (error) {
-            ended?.(outcomeOf(error), 0);
+            end?.(outcomeOf(error), 0, (performance.now() - started) / 1000);
             throw error;
           }
+          const seconds = (performance.now() - started) / 1000;
+          this.originals.set(url, body);
+          return { body, ended: end === undefined ? undefined : once((outcome) => end(outcome, body.length, seconds)) };
         },
         waited,
       )
       .catch((error: unknown) => {
         if (waited.aborted && !(error instanceof OriginFetchError)) {
           // Counted with the fetches (the wait is its duration), though nothing was fetched.
-          this.options.observer?.fetchStarted(host, asker)('busy', 0);
+          this.options.observer?.fetchStarted(host, asker)('busy', 0, (performance.now() - asked) / 1000);
           throw new BusyError(`no fetch slot for ${host} in time`);
         }
         throw error;
@@ -168,5 +212,15 @@ export function outcomeOf(error: unknown): ImageOutcome {
   if (error instanceof OriginFetchError) return error.failure;
   if (error instanceof UnusableImageError) return error.failure;
   if (error instanceof BusyError) return 'busy';
-  return 'error';
+  return 'internal-error';
+}
+
+/** `report`, called the first time only: concurrent variants of one fetched original share its end. */
+function once(report: (outcome: ImageOutcome) => void): (outcome: ImageOutcome) => void {
+  let reported = false;
+  return (outcome) => {
+    if (reported) return;
+    reported = true;
+    report(outcome);
+  };
 }

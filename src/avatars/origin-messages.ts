@@ -7,6 +7,8 @@ import type { ImageOutcome, OriginImagesOptions, VariantRequest } from './origin
 export type OriginProcessSettings = Omit<OriginImagesOptions, 'policy' | 'observer' | 'resolve'> & {
   /** The address policy's allowed networks; the origin process makes the policy again from them. */
   allowed: readonly Network[];
+  /** Whether the process lowers itself to idle priority (OriginProcessOptions). */
+  idlePriority: boolean;
 };
 
 /** The origin process's settings are its one argument, as JSON; then the service sends: */
@@ -26,7 +28,7 @@ export interface ErrorReport {
 export type OriginMessage =
   /** `job` is the job whose variant needs this fetch. */
   | { kind: 'fetch-started'; job: number; fetch: number; host: string }
-  | { kind: 'fetch-ended'; fetch: number; outcome: ImageOutcome; bytes: number }
+  | { kind: 'fetch-ended'; fetch: number; outcome: ImageOutcome; bytes: number; seconds: number }
   | { kind: 'resized'; seconds: number }
   | { kind: 'made'; job: number; body: Uint8Array; format: OutputFormat }
   | { kind: 'failed'; job: number; error: ErrorReport };

@@ -11,7 +11,7 @@
  *
  * The process starts with the first new variant (sharp and libvips are loaded there, never in the
  * service). If it ends (a crash, its heap limit, a kill), the variants it was making fail
- * ('error', the fallback answers), the end is logged, and the next new variant starts another;
+ * ('internal-error', the fallback answers), the end is logged, and the next new variant starts another;
  * but after the second end in a row (processes that each lived less than a minute), not at once
  * (restartPauseMs): a process that cannot start, or that images keep crashing, would otherwise be
  * forked for every new variant, each start costing about 40 ms of CPU at the service's priority
@@ -25,12 +25,13 @@ import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../logging/logger.js';
 import { childProcessScript } from '../workers/worker-script.js';
-import { type ResizedImage, UnusableImageError } from './image-resize.js';
+import { type GateClock, REAL_CLOCK } from './concurrency.js';
+import { type ImageFailure, type ResizedImage, UnusableImageError } from './image-resize.js';
 import { originEnvironment } from './origin-environment.js';
 import {
   BusyError,
+  type FetchEnd,
   hostOf,
-  type ImageOutcome,
   type OriginImagesOptions,
   type VariantMaker,
   type VariantRequest,
@@ -69,6 +70,12 @@ export function endsInARowAfter(previous: number, livedMs: number): number {
   return livedMs >= STABLE_LIFETIME_MS ? 1 : previous + 1;
 }
 
+/** What the origin process is started with. */
+export type OriginProcessOptions = Omit<OriginImagesOptions, 'resolve'> & {
+  /** Whether the process lowers itself to idle priority (./process-priority.ts): true but in tests. */
+  idlePriority: boolean;
+};
+
 interface PendingJob {
   resolve(image: ResizedImage): void;
   reject(error: Error): void;
@@ -79,24 +86,26 @@ interface PendingJob {
 export class OriginProcess implements VariantMaker {
   private child: ChildProcess | undefined;
   private readonly jobs = new Map<number, PendingJob>();
-  private readonly fetchesEnded = new Map<number, (outcome: ImageOutcome, bytes: number) => void>();
+  /** The fetches the process has started and not ended: their ends, and when they started. */
+  private readonly fetchesEnded = new Map<number, { end: FetchEnd; started: number }>();
   private nextJob = 0;
   /** Ends no one asked for, in a row (endsInARowAfter). */
   private endsInARow = 0;
-  /** When the current process started (performance.now()). */
+  /** When the current process started (the clock's time). */
   private startedAt = 0;
-  /** When another process may start (performance.now()), and why not before. */
+  /** When another process may start (the clock's time), and why not before. */
   private pause: { until: number; reason: string } | undefined;
 
   constructor(
-    private readonly options: Omit<OriginImagesOptions, 'resolve'>,
+    private readonly options: OriginProcessOptions,
     private readonly logger: Logger,
+    private readonly clock: GateClock = REAL_CLOCK,
   ) {}
 
   make(request: VariantRequest): Promise<ResizedImage> {
-    if (this.child === undefined && this.pause !== undefined && performance.now() < this.pause.until) {
+    if (this.child === undefined && this.pause !== undefined && this.clock.now() < this.pause.until) {
       // Counted with the fetches, as one that found no slot: nothing was fetched. Logged once, at the end.
-      this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0);
+      this.options.observer?.fetchStarted(hostOf(request.url))('busy', 0, 0);
       return Promise.reject(new BusyError(this.pause.reason, true));
     }
     const child = this.started();
@@ -120,8 +129,11 @@ export class OriginProcess implements VariantMaker {
     const exited = once(child, 'exit');
     this.sendTo(child, { kind: 'stop' }, () => child.kill('SIGKILL'));
     const finished = await Promise.race([exited.then(() => true), delay(CLOSE_WAIT_MS, false, { ref: false })]);
-    // Still making a variant after the wait: nothing of the service waits for it any more.
-    if (!finished) child.kill('SIGKILL');
+    if (finished) return;
+    // Still making a variant after the wait: nothing of the service waits for it any more. Closed
+    // means gone: the kill is waited for (a stopped process ends at SIGKILL too).
+    child.kill('SIGKILL');
+    await exited;
   }
 
   private started(): ChildProcess {
@@ -136,7 +148,7 @@ export class OriginProcess implements VariantMaker {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.child = child;
-    this.startedAt = performance.now();
+    this.startedAt = this.clock.now();
     // An idle origin process keeps the service alive no longer (see make).
     child.unref();
     child.channel?.unref();
@@ -162,7 +174,7 @@ export class OriginProcess implements VariantMaker {
   private endedUnasked(child: ChildProcess, reason: string, details: object): void {
     if (this.child !== child) return; // closed, or ended already
     this.child = undefined;
-    const now = performance.now();
+    const now = this.clock.now();
     this.endsInARow = endsInARowAfter(this.endsInARow, now - this.startedAt);
     const pauseMs = restartPauseMs(this.endsInARow);
     let next = 'new ones start another';
@@ -196,13 +208,14 @@ export class OriginProcess implements VariantMaker {
         if (observer === undefined) return;
         const scope = this.jobs.get(message.job)?.scope;
         const start = () => observer.fetchStarted(message.host);
-        this.fetchesEnded.set(message.fetch, scope === undefined ? start() : scope.runInAsyncScope(start));
+        const end = scope === undefined ? start() : scope.runInAsyncScope(start);
+        this.fetchesEnded.set(message.fetch, { end, started: performance.now() });
         return;
       }
       case 'fetch-ended': {
         const ended = this.fetchesEnded.get(message.fetch);
         this.fetchesEnded.delete(message.fetch);
-        ended?.(message.outcome, message.bytes);
+        ended?.end(message.outcome, message.bytes, message.seconds);
         return;
       }
       case 'resized':
@@ -210,8 +223,11 @@ export class OriginProcess implements VariantMaker {
         return;
       case 'made': {
         const job = this.settled(message.job);
-        const { body } = message;
-        job?.resolve({ body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), format: message.format });
+        // Copied out of the message's buffer, which it would otherwise keep whole for as long as
+        // the variant is kept (the memory layer counts what a variant's buffer holds).
+        const body = Buffer.allocUnsafeSlow(message.body.byteLength);
+        body.set(message.body);
+        job?.resolve({ body, format: message.format });
         return;
       }
       case 'failed':
@@ -230,8 +246,9 @@ export class OriginProcess implements VariantMaker {
 
   private failAll(reason: string): void {
     for (const id of [...this.jobs.keys()]) this.settled(id)?.reject(new Error(reason));
-    // Fetches the process started and will never end: their figures end as errors.
-    for (const ended of this.fetchesEnded.values()) ended('error', 0);
+    // Fetches the process started and will never end: their figures end as the service's own failure.
+    const now = performance.now();
+    for (const { end, started } of this.fetchesEnded.values()) end('internal-error', 0, (now - started) / 1000);
     this.fetchesEnded.clear();
   }
 }
@@ -239,7 +256,7 @@ export class OriginProcess implements VariantMaker {
 /** The error the origin process reported, as its class, so outcomes and log levels stay as they were. */
 function errorOf({ name, message, failure }: ErrorReport): Error {
   if (name === 'OriginFetchError') return new OriginFetchError(failure as FetchFailure, message);
-  if (name === 'UnusableImageError') return new UnusableImageError(failure as 'not-image' | 'too-large', message);
+  if (name === 'UnusableImageError') return new UnusableImageError(failure as ImageFailure, message);
   if (name === 'BusyError') return new BusyError(message);
   return new Error(message);
 }

@@ -24,14 +24,20 @@ const MAX_REDIRECTS = 3;
 
 /** Why a fetch gave no image bytes. */
 export type FetchFailure =
-  /** The URL or a redirect: another scheme, credentials, or an address the policy refuses. */
-  | 'refused'
+  /** The URL or a redirect's: not a URL, another scheme than http(s), or credentials in it. */
+  | 'refused-url'
+  /** An address the policy refuses: the host's, one its name resolves to, or a redirect's. */
+  | 'refused-address'
   /** Not answered in time (the whole fetch, redirects included). */
   | 'timeout'
-  /** More bytes than the cap. */
+  /** More bytes than the cap, declared or sent. */
   | 'too-large'
-  /** An answer other than 200, too many redirects, or a connection or DNS error. */
-  | 'error';
+  /** An answer other than 200 that is not a redirect to follow, or a redirect to no URL. */
+  | 'http-error'
+  /** More redirects than MAX_REDIRECTS. */
+  | 'redirect-limit'
+  /** The host name not resolved, or the connection refused, reset or closed before the body's end. */
+  | 'network-error';
 
 export class OriginFetchError extends Error {
   constructor(
@@ -79,7 +85,7 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
     const answer = await request(target, address, options.maxBytes, signal, deadline);
     if (answer.kind === 'body') return { body: answer.body, url: target.href, redirects };
     if (redirects === MAX_REDIRECTS) {
-      throw new OriginFetchError('error', `more than ${MAX_REDIRECTS} redirects from ${hostOf(url)}`);
+      throw new OriginFetchError('redirect-limit', `more than ${MAX_REDIRECTS} redirects from ${hostOf(url)}`);
     }
     current = resolveRedirect(answer.location, target);
   }
@@ -94,13 +100,13 @@ function checkedUrl(text: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new OriginFetchError('refused', 'not a URL');
+    throw new OriginFetchError('refused-url', 'not a URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new OriginFetchError('refused', `scheme ${url.protocol} refused (http and https only)`);
+    throw new OriginFetchError('refused-url', `scheme ${url.protocol} refused (http and https only)`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new OriginFetchError('refused', `credentials in the URL refused (host ${url.host})`);
+    throw new OriginFetchError('refused-url', `credentials in the URL refused (host ${url.host})`);
   }
   return url;
 }
@@ -109,7 +115,7 @@ function resolveRedirect(location: string, base: URL): string {
   try {
     return new URL(location, base).href;
   } catch {
-    throw new OriginFetchError('error', `redirect from ${base.host} to something that is not a URL`);
+    throw new OriginFetchError('http-error', `redirect from ${base.host} to something that is not a URL`);
   }
 }
 
@@ -122,7 +128,7 @@ async function checkedAddress(
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   const literal = net.isIP(host);
   if (literal !== 0) {
-    if (!options.policy.allows(host)) throw new OriginFetchError('refused', `address ${host} refused`);
+    if (!options.policy.allows(host)) throw new OriginFetchError('refused-address', `address ${host} refused`);
     return { address: host, family: literal };
   }
   const resolve = options.resolve ?? systemResolver;
@@ -131,14 +137,14 @@ async function checkedAddress(
     addresses = await abortable(resolve(host), signal);
   } catch (error) {
     if (signal.aborted) throw timeoutOrAbort(signal);
-    throw new OriginFetchError('error', `host ${host} not resolved`, { cause: error });
+    throw new OriginFetchError('network-error', `host ${host} not resolved`, { cause: error });
   }
   const first = addresses[0];
-  if (first === undefined) throw new OriginFetchError('error', `host ${host} has no address`);
+  if (first === undefined) throw new OriginFetchError('network-error', `host ${host} has no address`);
   // Every address: a name with one public and one private address must not get through.
   const refused = addresses.find(({ address }) => !options.policy.allows(address));
   if (refused !== undefined) {
-    throw new OriginFetchError('refused', `host ${host} resolves to refused address ${refused.address}`);
+    throw new OriginFetchError('refused-address', `host ${host} resolves to refused address ${refused.address}`);
   }
   return first;
 }
@@ -155,7 +161,10 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 function timeoutOrAbort(signal: AbortSignal): OriginFetchError {
   const reason: unknown = signal.reason;
   const timedOut = reason instanceof DOMException && reason.name === 'TimeoutError';
-  return new OriginFetchError(timedOut ? 'timeout' : 'error', timedOut ? 'no answer in time' : 'fetch abandoned');
+  return new OriginFetchError(
+    timedOut ? 'timeout' : 'network-error',
+    timedOut ? 'no answer in time' : 'fetch abandoned',
+  );
 }
 
 type HopAnswer = { kind: 'body'; body: Buffer } | { kind: 'redirect'; location: string };
@@ -192,7 +201,7 @@ function request(
     const failed = (error: Error) =>
       signal.aborted
         ? timeoutOrAbort(deadline.aborted ? deadline : signal)
-        : new OriginFetchError('error', `${url.host}: ${error.message}`, { cause: error });
+        : new OriginFetchError('network-error', `${url.host}: ${error.message}`, { cause: error });
     req.once('error', (error) => reject(failed(error)));
     req.once('response', (res) => {
       const status = res.statusCode ?? 0;
@@ -203,7 +212,7 @@ function request(
         return;
       }
       if (status !== 200) {
-        fail(new OriginFetchError('error', `${url.host} answered ${status}`));
+        fail(new OriginFetchError('http-error', `${url.host} answered ${status}`));
         return;
       }
       const declared = Number(res.headers['content-length']);

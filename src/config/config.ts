@@ -6,6 +6,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { type Network, parseNetwork } from '../avatars/address-policy.js';
+import { DEFAULT_VARIANT_FILES, MAX_VARIANT_FILES } from '../avatars/variant-index.js';
 import { ConfigError } from './config-error.js';
 import { type TracingConfig, tracingConfig } from './tracing.js';
 
@@ -131,6 +132,8 @@ export interface Config {
   avatarResizesPerSecond: number | undefined;
   /** Where resized avatars are kept on disk: `DATA_DIR/avatar-variants` when DATA_DIR is set; else memory only. */
   avatarCacheDir: string | undefined;
+  /** Resized avatar files kept on disk at most (AVATAR_VARIANT_CACHE_FILES). */
+  avatarVariantCacheFiles: number;
 }
 
 const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
@@ -402,5 +405,6 @@ export function loadConfig(env: Env = process.env): Config {
     avatarMaxBytes: integer(env, 'AVATAR_MAX_BYTES', 10_485_760, 1024, 104_857_600),
     avatarResizesPerSecond: integer(env, 'AVATAR_RESIZES_PER_SECOND', 20, 0, 10_000) || undefined,
     avatarCacheDir: raw(env, 'DATA_DIR') === undefined ? undefined : path.join(dataDir, 'avatar-variants'),
+    avatarVariantCacheFiles: integer(env, 'AVATAR_VARIANT_CACHE_FILES', DEFAULT_VARIANT_FILES, 1, MAX_VARIANT_FILES),
   };
 }

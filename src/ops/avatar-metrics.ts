@@ -14,18 +14,18 @@ const AVATAR_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
  */
 export function registerAvatarMetrics(
   registry: Registry,
-  originFetchSpan?: (host: string) => (outcome: ImageOutcome) => void,
+  originFetchSpan?: (host: string) => (outcome: ImageOutcome, seconds: number) => void,
 ): AvatarImageObserver {
   const fetches = new Counter({
     name: 'avatar_origin_fetches_total',
-    help: 'Fetches of avatar originals, by outcome (ok, refused, timeout, too-large, not-image, error, busy).',
+    help: `Fetches of avatar originals, by what became of them: ok (decoded and resized) or why not (${IMAGE_OUTCOMES.filter((outcome) => outcome !== 'ok').join(', ')}).`,
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
   for (const outcome of IMAGE_OUTCOMES) fetches.inc({ outcome }, 0);
   const bytes = new Counter({
     name: 'avatar_origin_bytes_total',
-    help: 'Bytes of avatar originals fetched (successful fetches).',
+    help: 'Bytes of avatar originals received whole, whatever became of them.',
     registers: [registry],
   });
   const fetchDuration = new Histogram({
@@ -51,13 +51,12 @@ export function registerAvatarMetrics(
   lookups.inc({ result: 'miss' }, 0);
   return {
     fetchStarted(host) {
-      const started = performance.now();
       const span = originFetchSpan?.(host);
-      return (outcome, fetched) => {
+      return (outcome, fetched, seconds) => {
         fetches.inc({ outcome });
         bytes.inc(fetched);
-        fetchDuration.observe({ outcome }, (performance.now() - started) / 1000);
-        span?.(outcome);
+        fetchDuration.observe({ outcome }, seconds);
+        span?.(outcome, seconds);
       };
     },
     resized(seconds) {

@@ -28,9 +28,10 @@ export interface Tracing {
   readonly statements: StatementObserver;
   /**
    * Starts a CLIENT span for the fetch of an avatar original from `host` (host and port, never
-   * the URL); the returned function ends it with the fetch's outcome.
+   * the URL); the returned function ends it with the fetch's outcome, `seconds` after its start
+   * (the outcome may be known only later, after the first resize of the fetched bytes).
    */
-  originFetch(host: string): (outcome: string) => void;
+  originFetch(host: string): (outcome: string, seconds: number) => void;
   /** Exports the spans ended so far. */
   flush(): Promise<void>;
   /** Exports what is left and stops. */

@@ -7,7 +7,7 @@
  * proves its answers on Yoga's own handler and on the service's HTTP layer.
  */
 import { afterAll, beforeAll } from 'vitest';
-import { type App, createApp } from '../../src/app.js';
+import { type App, type AppOptions, createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { seedDemoData } from '../../src/data/seed.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
@@ -41,6 +41,8 @@ export interface TestServerOptions {
   graphqlHttpPath?: GraphQLHttpPath;
   /** GraphQL server settings (its document caches, compiled execution, plugins of the test's own). */
   graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'keptAnswers' | 'plugins'>;
+  /** Avatar image settings; by default the origin process keeps the service's priority (see below). */
+  avatarImages?: AppOptions['avatarImages'];
 }
 
 /**
@@ -56,7 +58,11 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const config = loadConfig({ NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', AVATAR_PROXY: 'off', ...env });
   const graphqlHttpPath = options.graphqlHttpPath ?? TEST_GRAPHQL_HTTP_PATH;
-  const app = await createApp(config, logger, { database, graphqlHttpPath, graphql: options.graphql });
+  // The origin process at idle priority gets no CPU while other work (other suites, other jobs of
+  // the machine) wants every core: an avatar answer would then depend on the machine's load. Test
+  // servers keep it at the service's priority; test/avatar-images.test.ts proves the idle priority.
+  const avatarImages = { idlePriority: false, ...options.avatarImages };
+  const app = await createApp(config, logger, { database, graphqlHttpPath, graphql: options.graphql, avatarImages });
   const running: RunningServer = await listen(app, 0, '127.0.0.1');
   return { app, url: running.url, close: () => running.close() };
 }

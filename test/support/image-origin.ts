@@ -20,6 +20,8 @@ export interface ImageOrigin {
   readonly requests: string[];
   /** How many requests asked for `path`. */
   count(path: string): number;
+  /** Resolves once a request for `path` has arrived (at once when one has). */
+  requested(path: string): Promise<void>;
   route(path: string, handler: OriginHandler): void;
   close(): Promise<void>;
 }
@@ -27,10 +29,15 @@ export interface ImageOrigin {
 export async function startImageOrigin(host: string): Promise<ImageOrigin> {
   const routes = new Map<string, OriginHandler>();
   const requests: string[] = [];
+  const waiting: Array<{ path: string; arrived: () => void }> = [];
   const sockets = new Set<import('node:net').Socket>();
   const server = http.createServer((req, res) => {
     const path = req.url ?? '/';
     requests.push(path);
+    for (const waiter of waiting.filter((entry) => entry.path === path)) {
+      waiting.splice(waiting.indexOf(waiter), 1);
+      waiter.arrived();
+    }
     const handler = routes.get(path);
     if (handler === undefined) {
       res.writeHead(404).end();
@@ -50,6 +57,12 @@ export async function startImageOrigin(host: string): Promise<ImageOrigin> {
     port,
     requests,
     count: (path) => requests.filter((requested) => requested === path).length,
+    requested: (path) =>
+      requests.includes(path)
+        ? Promise.resolve()
+        : new Promise<void>((arrived) => {
+            waiting.push({ path, arrived });
+          }),
     route: (path, handler) => routes.set(path, handler),
     close: () =>
       new Promise<void>((resolve) => {
@@ -66,6 +79,25 @@ export const serve =
     res.writeHead(200, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   };
+
+/**
+ * A handler that leaves every request unanswered (an origin that never answers) until `release`,
+ * which answers those held and every later one with `then`.
+ */
+export function holding(): { handler: OriginHandler; release(then: OriginHandler): void } {
+  const held: Array<[IncomingMessage, ServerResponse]> = [];
+  let answer: OriginHandler | undefined;
+  return {
+    handler: (req, res) => {
+      if (answer === undefined) held.push([req, res]);
+      else answer(req, res);
+    },
+    release(then) {
+      answer = then;
+      for (const [req, res] of held.splice(0)) then(req, res);
+    },
+  };
+}
 
 /** A handler that redirects to `location`. */
 export const redirect =
