@@ -9,7 +9,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { createAddressPolicy } from './avatars/address-policy.js';
 import { AvatarImages, type AvatarImagesOptions } from './avatars/avatar-images.js';
 import type { Config } from './config/config.js';
 import type { DatabaseHandle } from './db/database.js';
@@ -25,6 +24,7 @@ import { Router } from './http/router.js';
 import { createRateLimits } from './limits/create-rate-limits.js';
 import { liveLog } from './loaders/change-log.js';
 import { readProfilesOnPrimary } from './loaders/loaders.js';
+import { webhookReads } from './loaders/webhooks.js';
 import type { Logger } from './logging/logger.js';
 import { registerAvatarMetrics } from './ops/avatar-metrics.js';
 import { ChangeLogRetention, registerChangeLogMetrics } from './ops/change-log-retention.js';
@@ -33,6 +33,8 @@ import { createOperations, type Operations } from './ops/operations.js';
 import { registerPurgeMetrics } from './ops/purge-metrics.js';
 import { UNMATCHED_ROUTE } from './ops/request-log.js';
 import { startTracing, type Tracing } from './ops/tracing.js';
+import { registerWebhookMetrics } from './ops/webhook-metrics.js';
+import { createAddressPolicy } from './outbound/address-policy.js';
 import { answerUndecodableApiUrl } from './rest/fallbacks.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { apiKeyFeedHandlers } from './service/api-key-feed.js';
@@ -46,6 +48,10 @@ import { ProfileCache } from './service/profile-cache.js';
 import { createProfilesService, type ProfilesService } from './service/profiles-service.js';
 import { createVCardService } from './service/vcard.js';
 import { createWebFingerService } from './service/webfinger.js';
+import { createWebhooks } from './service/webhooks.js';
+import { refusedWebhookUrl, webhookPoster } from './webhooks/delivery.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { newSecret, SecretStore } from './webhooks/secrets.js';
 
 export interface App {
   config: Config;
@@ -57,6 +63,8 @@ export interface App {
   apiKeys: ApiKeyStore;
   /** Live-update subscriptions (GraphQL profileChanged, REST events); `close()` ends them at shutdown. */
   live: LiveUpdates;
+  /** Webhook deliveries of this process (tests wake it and read how many are in flight). */
+  webhooks: WebhookDispatcher;
   /** Health, readiness, metrics, request logs, and the shutdown switch. */
   operations: Operations;
   /** OpenTelemetry tracing; undefined when it is off (no OTLP endpoint configured). */
@@ -131,12 +139,41 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         .start()
         .catch((error: unknown) => logger.warn({ reason: describeFailure(error) }, 'change feed not started')),
   });
-  feed.deliverTo(cache, live, edgeFeedHandlers(edge, purging?.purger), apiKeyFeedHandlers(apiKeys, live, logger));
+  feed.deliverTo(cache, live, edgeFeedHandlers(edge, purging?.purger), apiKeyFeedHandlers(apiKeys, live, logger), {
+    onChange: () => dispatcher.wake(),
+    onLive: () => dispatcher.wake(),
+    onLost: () => {},
+  });
   if (config.profileCacheSize > 0 || edge.purging) await feed.start();
   registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
   const retention = new ChangeLogRetention(database.db, config.changeLogRetentionDays, logger);
   retention.start();
   registerChangeLogMetrics(operations.metrics.registry, () => retention.figures());
+  const webhookTarget = { policy: createAddressPolicy(config.webhooks.privateOrigins) };
+  const secrets = new SecretStore(config.webhooks.secretKey);
+  const dispatcher: WebhookDispatcher = new WebhookDispatcher({
+    db: database.db,
+    config: config.webhooks,
+    secrets,
+    post: webhookPoster(webhookTarget, config.webhooks.timeoutMs),
+    readProfiles: (names) => readProfilesOnPrimary(database, names),
+    logger,
+    observer: registerWebhookMetrics(operations.metrics.registry, () => dispatcher.waiting),
+    whileActive: () =>
+      void feed
+        .start()
+        .catch((error: unknown) => logger.warn({ reason: describeFailure(error) }, 'change feed not started')),
+  });
+  const webhooks = createWebhooks({
+    reads: webhookReads(database),
+    checkUrl: (url) => refusedWebhookUrl(url, webhookTarget),
+    newSecret: (endpointId) => {
+      const secret = newSecret();
+      return { stored: secrets.seal(secret, endpointId), shown: secret.shown };
+    },
+    wake: () => dispatcher.wake(true),
+  });
+  dispatcher.start();
   const links = new Links(config.publicUrl);
   // Resizes run one at a time with one libvips thread (src/avatars/image-resize.ts), leaving the
   // other core to the event loop.
@@ -159,7 +196,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
 
   const router = new Router({ onBadUrl: answerUndecodableApiUrl });
   operations.registerRoutes(router);
-  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, live, config, logger, edge });
+  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, live, webhooks, config, logger, edge });
   const graphql = createGraphQLServer({
     profiles,
     avatars,
@@ -209,6 +246,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     }),
     apiKeys,
     live,
+    webhooks: dispatcher,
     upgrade(req, socket, head) {
       if (new URL(req.url ?? '/', 'http://localhost').pathname === GRAPHQL_ENDPOINT) {
         websocket.handleUpgrade(req, socket, head);
@@ -219,6 +257,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     endStreams,
     async close() {
       await endStreams().catch(() => {});
+      await dispatcher.close();
       await retention.close();
       await avatarImages?.close();
       await purging?.close();

@@ -17,7 +17,6 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
 import {
   AvatarImages,
   BUSY_LOG_INTERVAL_MS,
@@ -32,6 +31,7 @@ import { threadPriorities } from '../src/avatars/process-priority.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
+import { createAddressPolicy, parseNetwork } from '../src/outbound/address-policy.js';
 import { initialsSvg } from '../src/profiles/avatar-svg.js';
 import { formatFromAccept } from '../src/service/avatars.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
@@ -1040,7 +1040,7 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
     const origin = await startImageOrigin('127.0.0.1');
     origin.route('/a.jpg', serve(await sidewaysJpeg(300, 200)));
     const script = `
-      import { createAddressPolicy, parseNetwork } from './src/avatars/address-policy.ts';
+      import { createAddressPolicy, parseNetwork } from './src/outbound/address-policy.ts';
       import { AvatarImages } from './src/avatars/avatar-images.ts';
       import pino from 'pino';
       const policy = createAddressPolicy([parseNetwork('127.0.0.1/32')]);

@@ -1,5 +1,5 @@
 /**
- * Attacks on the avatar fetch guard (src/avatars/address-policy.ts, src/avatars/safe-fetch.ts):
+ * Attacks on the avatar fetch guard (src/outbound/address-policy.ts, src/avatars/safe-fetch.ts):
  * refused ranges in every spelling, redirects into them, names resolving into them (also on a
  * second resolution: the connection goes to the checked address), and the bounds (deadline,
  * byte cap with the connection closed at the cap). The origin on 127.0.0.1 is allowed as a
@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { canonicalAddress, createAddressPolicy, parseNetwork } from '../src/avatars/address-policy.js';
-import { OriginFetchError, type Resolver, type SafeFetchOptions, safeFetch } from '../src/avatars/safe-fetch.js';
+import { OutboundError, type Resolver, type SafeFetchOptions, safeFetch } from '../src/avatars/safe-fetch.js';
+import { canonicalAddress, createAddressPolicy, parseNetwork } from '../src/outbound/address-policy.js';
 import { type ImageOrigin, redirect, serve, startImageOrigin } from './support/image-origin.js';
 
 const LOOPBACK_ONE = parseNetwork('127.0.0.1/32');
@@ -20,7 +20,7 @@ async function failureOf(url: string, options: Partial<SafeFetchOptions> = {}): 
   try {
     await safeFetch(url, { policy, timeoutMs: 2000, maxBytes: 1024 * 1024, ...options });
   } catch (error) {
-    if (error instanceof OriginFetchError) return error.failure;
+    if (error instanceof OutboundError) return error.failure;
     throw error;
   }
   return 'fetched';

@@ -9,7 +9,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../logging/logger.js';
-import type { AddressPolicy } from './address-policy.js';
+import type { AddressPolicy } from '../outbound/address-policy.js';
 import { type GateClock, RateGate, REAL_CLOCK } from './concurrency.js';
 import {
   BusyError,

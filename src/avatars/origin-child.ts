@@ -4,7 +4,7 @@
  * do the variants and the errors (as their class name, failure and message: an Error object does
  * not cross processes).
  */
-import { createAddressPolicy } from './address-policy.js';
+import { createAddressPolicy } from '../outbound/address-policy.js';
 import { OriginImages } from './origin-images.js';
 import type { ErrorReport, OriginMessage, OriginProcessSettings, ServiceMessage } from './origin-messages.js';
 import { lowerThisProcess } from './process-priority.js';

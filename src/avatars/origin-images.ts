@@ -11,7 +11,7 @@
  * loop in ./avatar-images.ts.
  */
 import { LRUCache } from 'lru-cache';
-import type { AddressPolicy } from './address-policy.js';
+import type { AddressPolicy } from '../outbound/address-policy.js';
 import { KeyedSlots, Slots } from './concurrency.js';
 import {
   type FormatChoice,
@@ -20,15 +20,15 @@ import {
   resizeOriginal,
   UnusableImageError,
 } from './image-resize.js';
-import { type FetchFailure, OriginFetchError, type Resolver, safeFetch } from './safe-fetch.js';
+import { OutboundError, type OutboundFailure, type Resolver, safeFetch } from './safe-fetch.js';
 
 /**
  * What became of an original: `ok` when it was fetched, decoded and resized; else why not, from
- * the fetch (FetchFailure), the bytes (ImageFailure), `busy` (not fetched now: see BusyError), or
+ * the fetch (OutboundFailure), the bytes (ImageFailure), `busy` (not fetched now: see BusyError), or
  * `internal-error` (the origin process ended meanwhile, or a failure of the service's own). Metrics
  * count fetches by it; a failed original is remembered with it.
  */
-export type ImageOutcome = 'ok' | FetchFailure | ImageFailure | 'busy' | 'internal-error';
+export type ImageOutcome = 'ok' | OutboundFailure | ImageFailure | 'busy' | 'internal-error';
 export const IMAGE_OUTCOMES: readonly ImageOutcome[] = [
   'ok',
   'refused-url',
@@ -88,7 +88,7 @@ export interface VariantRequest {
 
 /** Makes new variants; OriginImages here, or the same in the origin process. */
 export interface VariantMaker {
-  /** The variant's bytes, or an OriginFetchError, UnusableImageError or BusyError. */
+  /** The variant's bytes, or an OutboundError, UnusableImageError or BusyError. */
   make(request: VariantRequest, asker?: number): Promise<ResizedImage>;
   close(): Promise<void>;
 }
@@ -194,7 +194,7 @@ export class OriginImages implements VariantMaker {
         waited,
       )
       .catch((error: unknown) => {
-        if (waited.aborted && !(error instanceof OriginFetchError)) {
+        if (waited.aborted && !(error instanceof OutboundError)) {
           // Counted with the fetches (the wait is its duration), though nothing was fetched.
           this.options.observer?.fetchStarted(host, asker)('busy', 0, (performance.now() - asked) / 1000);
           throw new BusyError(`no fetch slot for ${host} in time`);
@@ -209,7 +209,7 @@ export function hostOf(url: string): string {
 }
 
 export function outcomeOf(error: unknown): ImageOutcome {
-  if (error instanceof OriginFetchError) return error.failure;
+  if (error instanceof OutboundError) return error.failure;
   if (error instanceof UnusableImageError) return error.failure;
   if (error instanceof BusyError) return 'busy';
   return 'internal-error';

@@ -37,7 +37,7 @@ import {
   type VariantRequest,
 } from './origin-images.js';
 import type { ErrorReport, OriginMessage, OriginProcessSettings, ServiceMessage } from './origin-messages.js';
-import { type FetchFailure, OriginFetchError } from './safe-fetch.js';
+import { OutboundError, type OutboundFailure } from './safe-fetch.js';
 
 /**
  * The origin process's V8 heap: originals live outside it (Buffers), so a small heap serves and
@@ -255,7 +255,7 @@ export class OriginProcess implements VariantMaker {
 
 /** The error the origin process reported, as its class, so outcomes and log levels stay as they were. */
 function errorOf({ name, message, failure }: ErrorReport): Error {
-  if (name === 'OriginFetchError') return new OriginFetchError(failure as FetchFailure, message);
+  if (name === 'OutboundError') return new OutboundError(failure as OutboundFailure, message);
   if (name === 'UnusableImageError') return new UnusableImageError(failure as ImageFailure, message);
   if (name === 'BusyError') return new BusyError(message);
   return new Error(message);

@@ -5,9 +5,10 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { type Network, parseNetwork } from '../avatars/address-policy.js';
 import { DEFAULT_VARIANT_FILES, MAX_VARIANT_FILES } from '../avatars/variant-index.js';
+import { type Network, parseNetwork } from '../outbound/address-policy.js';
 import { ConfigError } from './config-error.js';
+import { parseDuration, parseDurationList } from './durations.js';
 import { type TracingConfig, tracingConfig } from './tracing.js';
 
 /**
@@ -120,6 +121,8 @@ export interface Config {
   liveSubscriptionsMax: number;
   /** Days the change log keeps its entries (CHANGE_LOG_RETENTION_DAYS); older ones are pruned. */
   changeLogRetentionDays: number;
+  /** Webhook deliveries (docs/webhooks.md). */
+  webhooks: WebhookConfig;
   /** Avatar images: fetched, resized and answered by the service (AVATAR_PROXY=on), or 302 to the image (off). */
   avatarProxy: boolean;
   /** Networks avatar fetches may reach although private (AVATAR_PRIVATE_ORIGINS). */
@@ -134,6 +137,21 @@ export interface Config {
   avatarCacheDir: string | undefined;
   /** Resized avatar files kept on disk at most (AVATAR_VARIANT_CACHE_FILES). */
   avatarVariantCacheFiles: number;
+}
+
+export interface WebhookConfig {
+  /** Key that encrypts stored secrets (WEBHOOK_SECRET_KEY, 32 bytes); undefined: stored as they are. */
+  secretKey: Buffer | undefined;
+  /** Networks deliveries may reach although private, and over http (WEBHOOK_PRIVATE_ORIGINS). */
+  privateOrigins: readonly Network[];
+  /** A delivery not answered 2xx within this is a failure (WEBHOOK_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Waits before each retry (WEBHOOK_RETRY_SCHEDULE). */
+  retrySchedule: readonly number[];
+  /** An endpoint whose deliveries all failed this long is disabled (WEBHOOK_DISABLE_AFTER). */
+  disableAfterMs: number;
+  /** Requests in flight per endpoint (WEBHOOK_CONCURRENCY). */
+  concurrency: number;
 }
 
 const DATABASE_POOL_MODES = ['session', 'transaction'] as const;
@@ -321,19 +339,56 @@ function avatarProxy(env: Env): boolean {
 }
 
 /** AVATAR_PRIVATE_ORIGINS: comma-separated CIDRs (`127.0.0.1/32`, `fd00::/8`) or single addresses. */
-function privateOrigins(env: Env): Network[] {
-  const value = raw(env, 'AVATAR_PRIVATE_ORIGINS');
+function privateOrigins(env: Env, name = 'AVATAR_PRIVATE_ORIGINS'): Network[] {
+  const value = raw(env, name);
   if (value === undefined) return [];
   return value.split(',').map((entry) => {
     const network = parseNetwork(entry);
     if (network === null) {
       throw new ConfigError(
-        'AVATAR_PRIVATE_ORIGINS',
+        name,
         `must be comma-separated networks such as 10.0.0.0/8 or fd00::/8, got "${entry.trim()}"`,
       );
     }
     return network;
   });
+}
+
+function webhookConfig(env: Env): WebhookConfig {
+  const key = raw(env, 'WEBHOOK_SECRET_KEY');
+  const secretKey = key === undefined ? undefined : secretKeyOf(key);
+  if (key !== undefined && secretKey === undefined) {
+    throw new ConfigError('WEBHOOK_SECRET_KEY', 'must be 32 bytes as 64 hexadecimal digits or in base64');
+  }
+  const schedule = raw(env, 'WEBHOOK_RETRY_SCHEDULE') ?? '5s,5m,30m,2h,5h,10h,10h';
+  const retrySchedule = parseDurationList(schedule);
+  if (retrySchedule === undefined || retrySchedule.length > 50) {
+    throw new ConfigError(
+      'WEBHOOK_RETRY_SCHEDULE',
+      `must be comma-separated durations such as 5s,5m,2h (ms, s, m, h or d), got "${schedule}"`,
+    );
+  }
+  const disableAfter = raw(env, 'WEBHOOK_DISABLE_AFTER') ?? '5d';
+  const disableAfterMs = parseDuration(disableAfter);
+  if (disableAfterMs === undefined || disableAfterMs <= 0) {
+    throw new ConfigError('WEBHOOK_DISABLE_AFTER', `must be a duration such as 5d or 12h, got "${disableAfter}"`);
+  }
+  return {
+    secretKey,
+    privateOrigins: privateOrigins(env, 'WEBHOOK_PRIVATE_ORIGINS'),
+    timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 10, 300_000),
+    retrySchedule,
+    disableAfterMs,
+    concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 8, 1, 1000),
+  };
+}
+
+/** The 32 bytes of WEBHOOK_SECRET_KEY, given as 64 hex digits or base64; undefined otherwise. */
+function secretKeyOf(value: string): Buffer | undefined {
+  const hex = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : undefined;
+  const base64 = /^[A-Za-z0-9+/_-]{43}=?$/.test(value) ? Buffer.from(value, 'base64') : undefined;
+  const key = hex ?? base64;
+  return key?.length === 32 ? key : undefined;
 }
 
 /**
@@ -399,6 +454,7 @@ export function loadConfig(env: Env = process.env): Config {
     liveSubscriptionsPerClient: integer(env, 'LIVE_SUBSCRIPTIONS_PER_CLIENT', 20, 1, 1_000_000),
     liveSubscriptionsMax: integer(env, 'LIVE_SUBSCRIPTIONS_MAX', 10_000, 0, 1_000_000),
     changeLogRetentionDays: integer(env, 'CHANGE_LOG_RETENTION_DAYS', 30, 1, 36_500),
+    webhooks: webhookConfig(env),
     avatarProxy: avatarProxy(env),
     avatarPrivateOrigins: privateOrigins(env),
     avatarFetchTimeoutMs: integer(env, 'AVATAR_FETCH_TIMEOUT_MS', 5000, 100, 60_000),

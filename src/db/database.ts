@@ -67,6 +67,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
         afterMigrations: (migrating) => backfillDerivedColumns(drizzlePostgres(migrating, { schema })),
       }),
     readPrimary: (work) => raiseUnavailable(() => onPrimary(work)),
+    writePrimary: (work) => raiseUnavailable(() => onPrimary(work)),
     readReplica: (work) => raiseUnavailable(() => (replicas === undefined ? onPrimary(work) : replicas.read(work))),
     async ping() {
       // Not refused by the gate (readiness must ask the server), but a success reopens it.

@@ -39,6 +39,7 @@ export const {
   smallint,
   text,
   timestamp,
+  uniqueIndex,
 } = pgCore;
 export type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 export type { PostgresJsDatabase } from 'drizzle-orm/postgres-js';

@@ -67,6 +67,11 @@ export interface DatabaseHandle {
    * the service's 503; the query's own errors pass unchanged.
    */
   readPrimary<T>(work: Read<T>): Promise<T>;
+  /**
+   * A write of the request path (an API key's last use, a webhook endpoint): on the primary, with
+   * the same gate, deadline and UnavailableError as `readPrimary`. The work may open a transaction.
+   */
+  writePrimary<T>(work: Read<T>): Promise<T>;
   /** Cheap reachability probe for readiness checks; bounded by the same deadline, never refused. */
   ping(): Promise<void>;
   /** Each replica: in use or why not, lag, reads (undefined without replicas). */

@@ -44,6 +44,7 @@ export async function openPglite(options: DatabaseOptions, migrationsFolder: str
     },
     // In-process: no network, no connections to lose, nothing to wait for but the work, and no replicas.
     readPrimary: (work) => raiseUnavailable(() => work(db)),
+    writePrimary: (work) => raiseUnavailable(() => work(db)),
     readReplica: (work) => raiseUnavailable(() => work(db)),
     async ping() {
       await client.query('select 1');

@@ -29,6 +29,7 @@ import {
   sql,
   text,
   timestamp,
+  uniqueIndex,
 } from './drizzle.js';
 
 export type { RecordValue };
@@ -222,6 +223,107 @@ export const changeLogPruned = pgTable(
     seq: bigint('seq', { mode: 'number' }).notNull().default(0),
   },
   (t) => [check('change_log_pruned_one_row', sql`${t.only}`)],
+);
+
+/**
+ * Webhook endpoints of apps (src/service/webhooks.ts, docs/webhooks.md): where an API key's
+ * changes are delivered. `events` is a mask of the change kinds wanted (1 created, 2 updated,
+ * 4 removed). The secrets are stored so that the service can sign (src/webhooks/secrets.ts:
+ * encrypted when WEBHOOK_SECRET_KEY is set); the previous one signs beside the current one until
+ * `previous_secret_until`. `fed_*` is the change-log position up to which the endpoint's events
+ * have been queued (src/db/webhook-queries.ts). `failing_since` is when the current run of
+ * failed deliveries began (null while the last one succeeded).
+ */
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    apiKeyId: text('api_key_id').notNull(),
+    url: text('url').notNull(),
+    events: smallint('events').notNull(),
+    description: text('description'),
+    status: text('status').notNull().default('active'),
+    disabledReason: text('disabled_reason'),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    previousSecretUntil: timestamp('previous_secret_until', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    failingSince: timestamp('failing_since', { withTimezone: true }),
+    fedCommitSeq: bigint('fed_commit_seq', { mode: 'number' }).notNull(),
+    fedSeq: bigint('fed_seq', { mode: 'number' }).notNull(),
+  },
+  (t) => [
+    index('webhook_endpoints_api_key_idx').on(t.apiKeyId),
+    check('webhook_endpoints_status_known', sql`${t.status} in ('active', 'disabled')`),
+    check('webhook_endpoints_events_known', sql`${t.events} between 1 and 7`),
+  ],
+);
+
+/**
+ * What an endpoint follows: names and namespaces (one of the two per row). An endpoint without
+ * any follows every change.
+ */
+export const webhookFilters = pgTable(
+  'webhook_filters',
+  {
+    endpointId: text('endpoint_id').notNull(),
+    name: text('name'),
+    namespace: text('namespace'),
+  },
+  (t) => [
+    index('webhook_filters_endpoint_idx').on(t.endpointId),
+    index('webhook_filters_name_idx').on(t.name),
+    index('webhook_filters_namespace_idx').on(t.namespace),
+    check('webhook_filters_one_target', sql`(${t.name} is null) <> (${t.namespace} is null)`),
+  ],
+);
+
+/**
+ * The webhook outbox: events waiting for delivery (`waiting`) and being delivered (`sending`,
+ * claimed by one process until `claimed_until`). At most one waiting event per endpoint and name:
+ * a newer change replaces it. The change it reports is at (commit_seq, seq) of the change log.
+ */
+export const webhookEvents = pgTable(
+  'webhook_events',
+  {
+    id: text('id').primaryKey(),
+    endpointId: text('endpoint_id').notNull(),
+    name: text('name').notNull(),
+    kind: smallint('kind').notNull(),
+    commitSeq: bigint('commit_seq', { mode: 'number' }).notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    committedAt: timestamp('committed_at', { withTimezone: true }).notNull(),
+    status: text('status').notNull().default('waiting'),
+    attempt: integer('attempt').notNull().default(0),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
+    claimedUntil: timestamp('claimed_until', { withTimezone: true }),
+    claim: text('claim'),
+  },
+  (t) => [
+    uniqueIndex('webhook_events_waiting_unique').on(t.endpointId, t.name).where(sql`${t.status} = 'waiting'`),
+    index('webhook_events_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'waiting'`),
+    index('webhook_events_endpoint_name_idx').on(t.endpointId, t.name),
+    check('webhook_events_status_known', sql`${t.status} in ('waiting', 'sending')`),
+  ],
+);
+
+/** Every delivery attempt, for an endpoint's deliveries log (the latest kept; see webhook-queries.ts). */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    endpointId: text('endpoint_id').notNull(),
+    eventId: text('event_id').notNull(),
+    kind: smallint('kind').notNull(),
+    name: text('name').notNull(),
+    attempt: integer('attempt').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull().defaultNow(),
+    status: integer('status'),
+    durationMs: integer('duration_ms').notNull(),
+    error: text('error'),
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
+  },
+  (t) => [index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.id)],
 );
 
 export type ProfileRow = typeof profiles.$inferSelect;

@@ -17,5 +17,5 @@ export function apiKeyIsActive(database: ServiceDatabase, id: string): Promise<b
 
 /** Writes when keys were last used (batched by the store, not per request). */
 export function recordKeysUsed(database: ServiceDatabase, used: ReadonlyMap<string, Date>): Promise<void> {
-  return database.readPrimary((db) => recordApiKeysUsed(db, used));
+  return database.writePrimary((db) => recordApiKeysUsed(db, used));
 }

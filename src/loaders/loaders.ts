@@ -21,7 +21,7 @@ import { Profile } from '../profiles/profile.js';
  * change feed, which raise the database's unavailability as an UnavailableError themselves
  * (src/db/handle.ts).
  */
-export type ServiceDatabase = Pick<DatabaseHandle, 'readReplica' | 'readPrimary' | 'listenForChanges'>;
+export type ServiceDatabase = Pick<DatabaseHandle, 'readReplica' | 'readPrimary' | 'writePrimary' | 'listenForChanges'>;
 
 /** One owner-check question: a canonical name ID and an e-mail in comparison form. */
 interface OwnershipQuestion {

@@ -11,6 +11,7 @@ import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import type { VCardService } from '../service/vcard.js';
 import type { WebFingerService } from '../service/webfinger.js';
+import type { WebhooksService } from '../service/webhooks.js';
 
 export interface RestDependencies {
   profiles: ProfilesService;
@@ -18,6 +19,7 @@ export interface RestDependencies {
   vcards: VCardService;
   webfinger: WebFingerService;
   live: LiveUpdates;
+  webhooks: WebhooksService;
   config: Config;
   /** The caching headers and tags of public answers (src/edge/edge-caching.ts). */
   edge: EdgeCaching;

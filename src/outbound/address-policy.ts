@@ -1,7 +1,9 @@
 /**
- * Which addresses an avatar fetch may connect to: public unicast addresses only, unless the
- * operator lets a network through (AVATAR_PRIVATE_ORIGINS). This is the guard that keeps a
- * profile's `image` URL from aiming the service at its own network (SSRF, docs/security.md).
+ * Which addresses a request the service makes to a URL taken from data may connect to: public
+ * unicast addresses only, unless the operator lets a network through (AVATAR_PRIVATE_ORIGINS for
+ * avatar originals, WEBHOOK_PRIVATE_ORIGINS for webhook endpoints). This is the one guard that
+ * keeps a profile's `image` URL or an app's webhook URL from aiming the service at its own network
+ * (SSRF, docs/security.md); ./checked-target.ts applies it to a URL.
  *
  * Addresses are compared as addresses, never as text: whatever spelling reached us (`0x7f000001`,
  * `2130706433`, `0177.0.0.1`, `127.1`, `[::ffff:7f00:1]`) is read by the WHATWG URL parser into
@@ -47,6 +49,8 @@ const REFUSED = blockListOf(REFUSED_RANGES);
 export interface AddressPolicy {
   /** Whether a connection to `address` (an IP address in any spelling) is allowed. */
   allows(address: string): boolean;
+  /** Whether `address` is in one of the networks the operator allowed (not merely public). */
+  listed(address: string): boolean;
   /** The networks allowed besides public addresses: what the policy is made from again in another process. */
   readonly allowed: readonly Network[];
 }
@@ -85,6 +89,11 @@ export function createAddressPolicy(allowed: readonly Network[] = []): AddressPo
       const family: Family = net.isIPv4(canonical) ? 'ipv4' : 'ipv6';
       if (allowList.check(canonical, family)) return true;
       return !isRefused(canonical, family);
+    },
+    listed(address) {
+      const canonical = canonicalAddress(address);
+      if (canonical === null) return false;
+      return allowList.check(canonical, net.isIPv4(canonical) ? 'ipv4' : 'ipv6');
     },
   };
 }
