@@ -192,7 +192,8 @@ export class WebhookDispatcher {
     this.#lastLook = this.#now();
     this.#active = await anyActiveEndpoint(this.#deps.db);
     if (this.#active) this.#deps.whileActive?.();
-    else this.#waiting = 0;
+    // Events of disabled endpoints wait too, and the gauge says so while nothing is delivered.
+    else this.#waiting = await waitingEvents(this.#deps.db);
     return this.#active || this.#inFlight.size > 0;
   }
 

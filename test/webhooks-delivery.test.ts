@@ -1,0 +1,465 @@
+/**
+ * Webhook deliveries to real receivers (docs/webhooks.md), on every test database: every
+ * delivery verified with the standardwebhooks library as receivers verify it (the docs' receiver,
+ * examples/webhook-receiver.ts, for the plain case), the exact body, the same `webhook-id` on every
+ * retry, order and coalescing per name, the retry schedule with Retry-After, 410 and days of
+ * failures disabling, redirects not followed, time-outs and closed sockets, a slow endpoint that
+ * delays no other, the bound on requests in flight, secret rotation (two signatures), secrets
+ * encrypted at rest, and replay. Endpoints are made through the query module here; the REST API
+ * has its own suite (webhooks-api).
+ */
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createReceiver, type ProfileEvent } from '../examples/webhook-receiver.js';
+import { importLines } from '../src/data/importer.js';
+import type { DatabaseHandle } from '../src/db/database.js';
+import { sql } from '../src/db/drizzle.js';
+import { insertEndpoint, listDeliveries, rotateSecret, setEndpointStatus } from '../src/db/webhook-queries.js';
+import { newSecret, SecretStore } from '../src/webhooks/secrets.js';
+import { createKey, type TestKey } from './support/api-keys.js';
+import { startTestServer, type TestServer } from './support/app-server.js';
+import { ndjson } from './support/data-files.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
+import { readMetrics } from './support/metrics.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receivers.js';
+
+const ENV = {
+  PROFILE_LIMIT: '0',
+  WEBHOOK_PRIVATE_ORIGINS: '127.0.0.1/32',
+  WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms',
+  WEBHOOK_TIMEOUT_MS: '1000',
+  WEBHOOK_CONCURRENCY: '3',
+};
+
+const namespace = (name: string) => ({ kind: 'namespace', name, ownerEmail: `owner@${name}.example` });
+const profile = (name: string, description: string) => ({
+  kind: 'profile',
+  name,
+  creatorEmail: 'x@example.com',
+  description,
+});
+
+describe.each(databaseKinds())('webhook deliveries on %s', (kind) => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  let server: TestServer;
+  let key: TestKey;
+  const receivers: WebhookReceiver[] = [];
+  const plain = new SecretStore(undefined);
+  let made = 0;
+  /** Each test watches a namespace of its own. */
+  let space = '';
+
+  const apply = async (...lines: object[]) => expect((await importLines(handle.db, ndjson(...lines))).ok).toBe(true);
+
+  /** An endpoint of the suite's key, made as the service makes them. */
+  async function endpoint(
+    url: string,
+    filter: { names?: string[]; namespaces?: string[]; events?: number } = {},
+    store = plain,
+    target = server,
+  ): Promise<{ id: string; secret: string }> {
+    made += 1;
+    const id = `wh_test${made}`;
+    const secret = newSecret();
+    const created = await insertEndpoint(
+      handle.db,
+      {
+        id,
+        apiKeyId: key.id,
+        url,
+        events: filter.events ?? 7,
+        description: null,
+        secret: store.seal(secret, id),
+        names: filter.names ?? [],
+        namespaces: filter.namespaces ?? [space],
+      },
+      100,
+    );
+    expect(created).not.toBe('too-many');
+    target.app.webhooks.wake(true);
+    return { id, secret: secret.shown };
+  }
+
+  async function receiver(...secrets: string[]): Promise<WebhookReceiver> {
+    const started = await startWebhookReceiver(secrets);
+    receivers.push(started);
+    return started;
+  }
+
+  const changes = async () =>
+    (
+      (await (await fetch(`${server.url}/api/changes?limit=1000`)).json()) as {
+        changes: Array<{ cursor: string; name: string }>;
+      }
+    ).changes;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase(kind);
+    handle = await testDb.open();
+    key = await createKey(handle);
+    server = await startTestServer(handle, ENV);
+  });
+  afterEach(async () => {
+    for (const started of receivers.splice(0)) {
+      started.release(204);
+      await started.close();
+    }
+  });
+  afterAll(async () => {
+    await server?.close();
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  let spaces = 0;
+  const newSpace = async () => {
+    spaces += 1;
+    space = `wh${spaces}`;
+    await apply(namespace(space));
+    return space;
+  };
+
+  it('delivers each change to the docs’ receiver, signed: verified by standardwebhooks, the exact body', async () => {
+    await newSpace();
+    const received: ProfileEvent[] = [];
+    const secretHolder: { secret?: string } = {};
+    // The docs' receiver needs the secret before it starts; the endpoint needs the receiver's URL.
+    const http = await import('node:http');
+    const placeholder = http.createServer();
+    await new Promise<void>((resolve) => placeholder.listen(0, '127.0.0.1', resolve));
+    const port = (placeholder.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => placeholder.close(() => resolve()));
+    const hook = await endpoint(`http://127.0.0.1:${port}/hook`);
+    secretHolder.secret = hook.secret;
+    const docsReceiver = createReceiver(hook.secret, (event) => {
+      received.push(event);
+    });
+    docsReceiver.listen(port, '127.0.0.1');
+    await once(docsReceiver, 'listening');
+    try {
+      await apply(profile(`ada@${space}`, 'one'), profile(`bob@${space}`, 'one'));
+      await eventually(() => received.length === 2, 'the two creations');
+      await apply(profile(`ada@${space}`, 'two'));
+      await eventually(() => received.length === 3, 'the update');
+      await apply({ kind: 'remove', name: `bob@${space}` });
+      await eventually(() => received.length === 4, 'the removal');
+      const log = await changes();
+      expect(received.map((event) => `${event.type} ${event.data.name}`)).toEqual([
+        expect.stringMatching(/^profile\.created (ada|bob)@/),
+        expect.stringMatching(/^profile\.created (ada|bob)@/),
+        `profile.updated ada@${space}`,
+        `profile.removed bob@${space}`,
+      ]);
+      for (const event of received) {
+        expect(event.id).toMatch(/^msg_[0-9a-f]{32}$/);
+        expect(log.some((change) => change.cursor === event.data.cursor && change.name === event.data.name)).toBe(true);
+        expect(event.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      }
+      expect(new Set(received.map((event) => event.id)).size).toBe(4);
+      // The profile is exactly the lookup's document; a removal carries none.
+      const updated = received[2];
+      expect(updated?.data.profile).toEqual(await (await fetch(`${server.url}/api/ada@${space}`)).json());
+      expect(received[3]?.data).toEqual({ name: `bob@${space}`, cursor: expect.any(String) });
+    } finally {
+      await new Promise<void>((resolve) => docsReceiver.close(() => resolve()));
+    }
+  });
+
+  it('sends one name in change order, one at a time, and a burst while one is in flight as one delivery of the latest', async () => {
+    await newSpace();
+    const target = await receiver();
+    const hook = await endpoint(target.url);
+    target.secrets.push(hook.secret);
+    target.answer((_request, index) => (index === 0 ? 'hold' : { status: 204 }));
+    await apply(profile(`ada@${space}`, 'one'));
+    await eventually(() => target.requests.length === 1, 'the first delivery, held');
+    await apply(profile(`ada@${space}`, 'two'));
+    await apply(profile(`ada@${space}`, 'three'));
+    await apply(profile(`ada@${space}`, 'four'));
+    // Nothing more for the name while its delivery is open.
+    await eventually(
+      async () => (await readMetrics(server.url)).value('webhook_events_waiting') === 2,
+      'one sending, one waiting',
+    );
+    expect(target.requests).toHaveLength(1);
+    target.release();
+    await eventually(() => target.requests.length === 2, 'the latest state');
+    const states = target.requests.map(
+      (request) => (request.verified?.data.profile as { description?: string } | undefined)?.description,
+    );
+    expect(states).toEqual(['one', 'four']);
+    expect(target.requests.every((request) => request.verified !== undefined)).toBe(true);
+  });
+
+  it('retries with the same webhook-id on the schedule, honours Retry-After, and logs every attempt', async () => {
+    await newSpace();
+    const target = await receiver();
+    const hook = await endpoint(target.url);
+    target.secrets.push(hook.secret);
+    target.answer((_request, index) =>
+      index === 0 ? { status: 500 } : index === 1 ? { status: 429, headers: { 'Retry-After': '1' } } : { status: 204 },
+    );
+    await apply(profile(`ada@${space}`, 'one'));
+    await eventually(() => target.requests.length === 3, 'three attempts');
+    const ids = target.requests.map((request) => request.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(1);
+    // The schedule says 200 ms after the second attempt; its Retry-After said a second.
+    const [, second, third] = target.requests;
+    expect((third?.at ?? 0) - (second?.at ?? 0)).toBeGreaterThanOrEqual(1000);
+    // Each attempt is signed anew, at its own time.
+    expect(target.requests.every((request) => request.verified !== undefined)).toBe(true);
+    await eventually(async () => (await listDeliveries(handle.db, hook.id, 10)).length === 3, 'three attempts logged');
+    const log = await listDeliveries(handle.db, hook.id, 10);
+    expect(log.map((attempt) => [attempt.attempt, attempt.status, attempt.error])).toEqual([
+      [3, 204, null],
+      [2, 429, 'answered 429'],
+      [1, 500, 'answered 500'],
+    ]);
+    expect(log[0]?.nextAttemptAt).toBeNull();
+    expect(log[1]?.nextAttemptAt).toBeInstanceOf(Date);
+  });
+
+  it('marks an event failed when the schedule is over, and goes on with the next change', async () => {
+    await newSpace();
+    const target = await receiver();
+    const hook = await endpoint(target.url);
+    target.secrets.push(hook.secret);
+    target.answer(() => ({ status: 503 }));
+    const failedBefore = (await readMetrics(server.url)).value('webhook_deliveries_total', { outcome: 'failed' }) ?? 0;
+    await apply(profile(`ada@${space}`, 'one'));
+    // The first attempt and three retries.
+    await eventually(() => target.requests.length === 4, 'four attempts');
+    await eventually(
+      async () =>
+        (await readMetrics(server.url)).value('webhook_deliveries_total', { outcome: 'failed' }) === failedBefore + 1,
+      'the event failed',
+    );
+    const [last] = await listDeliveries(handle.db, hook.id, 1);
+    expect(last).toMatchObject({ attempt: 4, status: 503, nextAttemptAt: null });
+    target.answer(() => ({ status: 204 }));
+    await apply(profile(`ada@${space}`, 'two'));
+    await eventually(
+      () => target.requests.some((request) => request.verified?.type === 'profile.updated'),
+      'the next change',
+    );
+  });
+
+  it('disables an endpoint that answers 410 at once, keeps its events, and delivers them once enabled', async () => {
+    await newSpace();
+    const target = await receiver();
+    const hook = await endpoint(target.url);
+    target.secrets.push(hook.secret);
+    target.answer(() => ({ status: 410 }));
+    await apply(profile(`ada@${space}`, 'one'));
+    await eventually(async () => (await endpointStatus(hook.id)).status === 'disabled', 'the endpoint disabled');
+    expect((await endpointStatus(hook.id)).disabled_reason).toBe('the endpoint answered 410 Gone');
+    await eventually(
+      async () => (await readMetrics(server.url)).value('webhook_events_waiting') === 1,
+      'its event kept',
+    );
+    // A second endpoint on the same names: once it has both changes, the dispatcher has been past
+    // them, and nothing went to the disabled one.
+    const witness = await receiver();
+    witness.secrets.push((await endpoint(witness.url, { namespaces: [space] })).secret);
+    await apply(profile(`ada@${space}`, 'two'), profile(`bob@${space}`, 'one'));
+    target.answer(() => ({ status: 204 }));
+    await eventually(() => witness.requests.length === 2, 'the other endpoint served');
+    expect(target.requests).toHaveLength(1);
+    await setEndpointStatus(handle.db, key.id, hook.id, 'active');
+    server.app.webhooks.wake(true);
+    await eventually(
+      () => target.requests.filter((request) => request.verified !== undefined).length === 3,
+      'delivered',
+    );
+    const delivered = target.requests.slice(1).map((request) => {
+      const data = request.verified?.data;
+      return `${data?.name} ${(data?.profile as { description?: string } | undefined)?.description}`;
+    });
+    expect(delivered.sort()).toEqual([`ada@${space} two`, `bob@${space} one`]);
+  });
+
+  it('never follows a redirect, gives up on silence at WEBHOOK_TIMEOUT_MS, and retries after a closed socket', async () => {
+    await newSpace();
+    const target = await receiver();
+    const hook = await endpoint(target.url);
+    target.secrets.push(hook.secret);
+    target.answer((_request, index) =>
+      index === 0
+        ? { status: 302, headers: { Location: '/elsewhere' } }
+        : index === 1
+          ? 'hold'
+          : index === 2
+            ? 'close'
+            : { status: 204 },
+    );
+    await apply(profile(`ada@${space}`, 'one'));
+    await eventually(() => target.requests.length === 4, 'four attempts');
+    expect(target.requests.map((request) => request.path)).toEqual(['/hook', '/hook', '/hook', '/hook']);
+    await eventually(async () => (await listDeliveries(handle.db, hook.id, 10)).length === 4, 'four attempts logged');
+    const log = (await listDeliveries(handle.db, hook.id, 10)).reverse();
+    expect(log.map((attempt) => [attempt.status, attempt.error])).toEqual([
+      [302, 'redirect (302) not followed'],
+      [null, 'timeout'],
+      [null, expect.stringMatching(/connection reset|socket hang up/)],
+      [204, null],
+    ]);
+    expect(log[1]?.durationMs).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('keeps delivering to others while one endpoint never answers, and holds at most WEBHOOK_CONCURRENCY requests to it', async () => {
+    await newSpace();
+    const dead = await receiver();
+    const alive = await receiver();
+    const deadHook = await endpoint(dead.url);
+    const aliveHook = await endpoint(alive.url);
+    dead.secrets.push(deadHook.secret);
+    alive.secrets.push(aliveHook.secret);
+    dead.answer(() => 'hold');
+    await apply(...Array.from({ length: 8 }, (_, i) => profile(`p${i}@${space}`, 'one')));
+    // Three open at the dead endpoint, and every event at the other one, while those three wait.
+    await eventually(() => dead.openRequests().length === 3, 'three requests held by the dead endpoint');
+    await eventually(() => alive.requests.length === 8, 'the other endpoint’s eight deliveries');
+    expect(dead.openRequests()).toHaveLength(3);
+    expect(dead.requests).toHaveLength(3);
+    // Freed slots are used at once: one answer, one more request.
+    dead.answer(() => ({ status: 204 }));
+    dead.release();
+    await eventually(() => dead.requests.filter((request) => request.verified !== undefined).length === 8, 'the rest');
+  });
+
+  it('signs with the new and the old secret for a day after a rotation, then with the new one only', async () => {
+    await newSpace();
+    const target = await receiver();
+    const hook = await endpoint(target.url);
+    target.answer(() => ({ status: 204 }));
+    const next = newSecret();
+    await rotateSecret(handle.db, key.id, hook.id, plain.seal(next, hook.id), new Date(Date.now() + 86_400_000));
+    await apply(profile(`ada@${space}`, 'one'));
+    await eventually(() => target.requests.length === 1, 'a delivery after the rotation');
+    const [both] = target.requests;
+    expect(String(both?.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    target.secrets.splice(0, Infinity, hook.secret);
+    expect(reverify(target, 0)).toBe(true);
+    target.secrets.splice(0, Infinity, next.shown);
+    expect(reverify(target, 0)).toBe(true);
+    // The old secret's day is over.
+    await handle.db.execute(
+      sql`update webhook_endpoints set previous_secret_until = now() - interval '1 second' where id = ${hook.id}`,
+    );
+    await apply(profile(`ada@${space}`, 'two'));
+    await eventually(() => target.requests.length === 2, 'a delivery after the day');
+    expect(String(target.requests[1]?.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    target.secrets.splice(0, Infinity, hook.secret);
+    expect(reverify(target, 1)).toBe(false);
+    target.secrets.splice(0, Infinity, next.shown);
+    expect(reverify(target, 1)).toBe(true);
+  });
+
+  it('stores secrets encrypted under WEBHOOK_SECRET_KEY, signs with them, and says so where the key is missing', async () => {
+    await newSpace();
+    const secretKey = Buffer.alloc(32, 7);
+    // Only the keyed server delivers, until the one without the key is given the event.
+    await server.app.webhooks.close();
+    const keyed = await startTestServer(handle, { ...ENV, WEBHOOK_SECRET_KEY: secretKey.toString('hex') });
+    let keyedOpen = true;
+    try {
+      const target = await receiver();
+      const hook = await endpoint(target.url, {}, new SecretStore(secretKey), keyed);
+      target.secrets.push(hook.secret);
+      const stored = await endpointStatus(hook.id);
+      expect(stored.secret).toMatch(/^aes256gcm:/);
+      expect(stored.secret).not.toContain(hook.secret.slice('whsec_'.length));
+      await apply(profile(`ada@${space}`, 'one'));
+      await eventually(() => target.requests.some((request) => request.verified !== undefined), 'a verified delivery');
+      await keyed.close();
+      keyedOpen = false;
+      await server.close();
+      server = await startTestServer(handle, ENV);
+      await apply(profile(`ada@${space}`, 'two'));
+      await eventually(
+        async () => (await listDeliveries(handle.db, hook.id, 1))[0]?.status === null,
+        'a failed attempt',
+      );
+      const [attempt] = await listDeliveries(handle.db, hook.id, 1);
+      expect(attempt?.error).toBe(
+        'the webhook secret cannot be read: it is encrypted and WEBHOOK_SECRET_KEY is not set',
+      );
+      expect(target.requests).toHaveLength(1);
+    } finally {
+      if (keyedOpen) await keyed.close();
+    }
+  });
+
+  it('delivers again, with new ids, every change after a replayed cursor', async () => {
+    await newSpace();
+    const target = await receiver();
+    const hook = await endpoint(target.url);
+    target.secrets.push(hook.secret);
+    await apply(profile(`ada@${space}`, 'one'));
+    await eventually(() => target.requests.length === 1, 'the first delivery');
+    const before = (await changes()).findLast((change) => change.name === `ada@${space}`)?.cursor ?? '';
+    await apply(profile(`bob@${space}`, 'one'), profile(`cy@${space}`, 'one'));
+    await eventually(() => target.requests.length === 3, 'two more');
+    const { replayFrom } = await import('../src/db/webhook-queries.js');
+    const { decodeChangeCursor } = await import('../src/service/change-cursors.js');
+    const position = decodeChangeCursor(before);
+    if (position === undefined || position === 'now') throw new Error('not a cursor');
+    await replayFrom(handle.db, key.id, hook.id, position);
+    server.app.webhooks.wake(true);
+    await eventually(() => target.requests.length === 5, 'the replay');
+    const replayed = target.requests.slice(3);
+    expect(replayed.map((request) => request.verified?.data.name).sort()).toEqual([`bob@${space}`, `cy@${space}`]);
+    const earlier = new Set(target.requests.slice(0, 3).map((request) => request.headers['webhook-id']));
+    expect(replayed.every((request) => !earlier.has(request.headers['webhook-id']))).toBe(true);
+  });
+
+  it('refuses at the attempt an address the guard refuses, however the endpoint got in', async () => {
+    await newSpace();
+    const target = await receiver();
+    // Made while 127.0.0.1 was allowed; delivered by a server that does not allow it.
+    const strict = await startTestServer(handle, { ...ENV, WEBHOOK_PRIVATE_ORIGINS: '' });
+    await server.app.webhooks.close();
+    try {
+      const hook = await endpoint(target.url, {}, plain, strict);
+      await apply(profile(`ada@${space}`, 'one'));
+      await eventually(async () => (await listDeliveries(handle.db, hook.id, 1)).length === 1, 'an attempt');
+      const [attempt] = await listDeliveries(handle.db, hook.id, 1);
+      expect(attempt).toMatchObject({ status: null, error: 'address 127.0.0.1 refused' });
+      expect(target.requests).toEqual([]);
+    } finally {
+      await strict.close();
+      await server.close();
+      server = await startTestServer(handle, ENV);
+    }
+  });
+
+  async function endpointStatus(id: string) {
+    const result = (await handle.db.execute(
+      sql`select status, disabled_reason, secret from webhook_endpoints where id = ${id}`,
+    )) as unknown as Array<Record<string, string>> | { rows: Array<Record<string, string>> };
+    const rows = Array.isArray(result) ? result : result.rows;
+    return rows[0] ?? {};
+  }
+});
+
+/** Whether request `index` verifies with the receiver's current secrets. */
+function reverify(target: WebhookReceiver, index: number): boolean {
+  const request = target.requests[index];
+  if (request === undefined) return false;
+  return target.secrets.some((secret) => {
+    try {
+      new Webhook(secret).verify(request.body, {
+        'webhook-id': String(request.headers['webhook-id']),
+        'webhook-timestamp': String(request.headers['webhook-timestamp']),
+        'webhook-signature': String(request.headers['webhook-signature']),
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
