@@ -8,6 +8,7 @@ import { lockFolder } from '../src/db/folder-lock.js';
 import { type CliResult, runCli, runInProcess, STACK_LINE, startCli } from './support/cli.js';
 import { snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 
 /**
  * Each command is a process of its own that loads the service's modules and opens a database.
@@ -304,15 +305,15 @@ describe.skipIf(!databaseKinds().includes('postgres'))('imports and other sessio
       const data = generatedFile(`sessions-${args.join('')}.ndjson`, 40_000, 21);
       const running = startCli('import', [...args, data], { env: empty.env });
       // Writing has begun: the import's transaction holds a lock on records.
-      const deadline = Date.now() + 60_000;
-      for (;;) {
+      const writing = async () => {
         const [held] = await session`
           select 1 from pg_locks l join pg_class c on c.oid = l.relation
           where c.relname = 'records' and l.pid <> pg_backend_pid() and l.granted`;
-        if (held !== undefined) break;
-        if (Date.now() > deadline) throw new Error(`the import did not start writing:\n${running.stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+        return held !== undefined;
+      };
+      await eventually(writing, { what: 'the import writing', withinMs: 60_000 }).catch((error: unknown) => {
+        throw new Error(`${(error as Error).message}:\n${running.stderr}`);
+      });
       const reader = await getsThrough(
         session,
         'select count(*) from profiles p join records r on r.profile_id = p.id',

@@ -12,6 +12,7 @@ import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
 import { MIGRATION_LOCK_ID, MigrationLockTimeoutError } from '../src/db/migrations.js';
 import { listen, type RunningServer } from '../src/http/server.js';
 import { ndjson } from './support/data-files.js';
+import { eventually } from './support/eventually.js';
 import { captureLog } from './support/log-capture.js';
 import { readMetrics } from './support/metrics.js';
 import {
@@ -44,15 +45,11 @@ interface Service {
   close(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, condition: () => Promise<boolean> | boolean, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(25);
-  }
-  return Date.now() - started;
+/** How long `condition` took to hold, for the tests whose bound is the service's promise (checked every 25 ms). */
+async function msUntil(what: string, condition: () => Promise<boolean> | boolean, withinMs: number): Promise<number> {
+  const started = performance.now();
+  await eventually(condition, { what, withinMs, everyMs: 25 });
+  return performance.now() - started;
 }
 
 describe.skipIf(MISSING !== undefined)(
@@ -168,7 +165,10 @@ describe.skipIf(MISSING !== undefined)(
 
     it('never answers older than an import it heard of, while the replica replays nothing; back on the replica after', async () => {
       const service = await serve({ DATABASE_URL: primary.url, DATABASE_REPLICA_URLS: standby.url });
-      await waitFor('the profile cache answering', () => service.app.cache.stats().answering, 5000);
+      await eventually(() => service.app.cache.stats().answering, {
+        what: 'the profile cache answering',
+        withinMs: 5000,
+      });
       expect(await description(service, 'bravo')).toBe('bravo as imported');
       expect(await description(service, 'bravo')).toBe('bravo as imported'); // cached now
       await standby.pauseReplay();
@@ -178,6 +178,8 @@ describe.skipIf(MISSING !== undefined)(
       const changedAt = Date.now();
       await change('bravo', 'bravo changed while the replica slept');
       let firstNewAt: number | undefined;
+      // "Never older" has no event that ends it: lookups go on for a fixed window, long enough
+      // for the change to be heard and for heartbeats after it, while the replica stays paused.
       while (Date.now() - changedAt < 2500) {
         const text = await description(service, 'bravo');
         seen.push(text);
@@ -193,7 +195,10 @@ describe.skipIf(MISSING !== undefined)(
       expect(service.app.cache.stats().entries).toBeGreaterThan(0);
 
       await standby.resumeReplay();
-      await waitFor('the replica in use again', () => service.app.database.replicas?.()[0]?.inUse === true, 5000);
+      await eventually(() => service.app.database.replicas?.()[0]?.inUse === true, {
+        what: 'the replica in use again',
+        withinMs: 5000,
+      });
       await fetch(`${service.url}/api/charlie@rep`);
       expect(service.app.database.replicas?.()[0]?.reads ?? 0).toBeGreaterThan(readsBefore);
       expect(await description(service, 'bravo')).toBe('bravo changed while the replica slept');
@@ -207,36 +212,47 @@ describe.skipIf(MISSING !== undefined)(
         PROFILE_CACHE_SIZE: '0',
       });
       const statuses = new Map<number, number>();
+      let answered = 0;
       let running = true;
       const load = Array.from({ length: 8 }, async (_, worker) => {
         for (let i = 0; running; i += 1) {
           const response = await fetch(`${service.url}/api/${NAMES[(worker + i) % NAMES.length]}@rep`);
           await response.arrayBuffer();
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          answered += 1;
         }
       });
-      await sleep(300);
-      const stoppedAt = Date.now();
+      /** Until the load has had `count` more answers. */
+      const answersMore = (count: number, what: string) => {
+        const from = answered;
+        return eventually(() => answered >= from + count, { what, withinMs: 10_000 });
+      };
+      const replicaReads = () => service.app.database.replicas?.()[0]?.reads ?? 0;
+      // Under way, and on the replica.
+      await answersMore(16, 'the load answered');
+      await eventually(() => replicaReads() > 0, 'reads on the replica');
+      const stoppedAt = performance.now();
       await standby.stop();
-      const outOfUseAfter = await waitFor(
+      const outOfUseAfter = await msUntil(
         'the replica out of use',
         () => service.app.database.replicas?.()[0]?.inUse === false,
         1000,
       );
-      expect(Date.now() - stoppedAt).toBeLessThan(2000);
-      await sleep(500);
+      expect(performance.now() - stoppedAt).toBeLessThan(2000);
+      // Lookups keep being answered while the replica is down (by the primary).
+      await answersMore(16, 'answers while the replica is down');
       await standby.start();
-      const backAfter = await waitFor(
+      const backAfter = await msUntil(
         'the replica in use again',
         () => service.app.database.replicas?.()[0]?.inUse === true,
         10_000,
       );
-      const readsBack = service.app.database.replicas?.()[0]?.reads ?? 0;
-      await sleep(300);
+      const readsBack = replicaReads();
+      await eventually(() => replicaReads() > readsBack, 'the load read from the replica again');
       running = false;
       await Promise.all(load);
       expect([...statuses.keys()]).toEqual([200]);
-      expect(service.app.database.replicas?.()[0]?.reads ?? 0).toBeGreaterThan(readsBack);
+      expect(replicaReads()).toBeGreaterThan(readsBack);
       expect(outOfUseAfter).toBeLessThan(1000);
       expect(backAfter).toBeLessThan(10_000);
       await standby.waitForReplay();
@@ -249,7 +265,10 @@ describe.skipIf(MISSING !== undefined)(
         DATABASE_POOL_MODE: 'transaction',
         DATABASE_LISTEN_URL: primary.url,
       });
-      await waitFor('the profile cache answering', () => service.app.cache.stats().answering, 5000);
+      await eventually(() => service.app.cache.stats().answering, {
+        what: 'the profile cache answering',
+        withinMs: 5000,
+      });
       expect(await description(service, 'charlie')).toBe('charlie as imported');
       const owner = await fetch(`${service.url}/api/owner-check?email=owner@rep.example&name=charlie@rep`);
       expect(await owner.json()).toMatchObject({ hasCreated: true });
@@ -276,7 +295,7 @@ describe.skipIf(MISSING !== undefined)(
       } finally {
         await throughPooler.close();
       }
-      const took = await waitFor(
+      const took = await msUntil(
         'the change visible',
         async () => (await description(service, 'charlie')) === 'charlie changed through the pooler',
         1500,

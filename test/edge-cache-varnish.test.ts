@@ -16,11 +16,10 @@ import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { readMetrics } from './support/metrics.js';
 import { freePort } from './support/throwaway-redis.js';
 import { startVarnish, type Varnish, varnishd } from './support/varnish.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Answer {
   status: number;
@@ -100,33 +99,34 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
    * The service purges Varnish whole when it starts leading (src/edge/purger.ts), retrying until
    * Varnish, started after it, accepts: a purge landing between a test's two reads would empty
    * the cache under it (seen in CI). Waits until the service leads, has had a purge accepted and
-   * has nothing left to purge, the same twice in a row 200 ms apart.
+   * has nothing left to purge, the same at two checks in a row 200 ms apart.
    */
   async function startupPurgesDone(): Promise<void> {
-    const deadline = Date.now() + 20_000;
     let last = '';
-    for (;;) {
+    const settledTwice = async () => {
       const metrics = await readMetrics(server.url);
       const leading = metrics.total('edge_purge_leader');
       const sent = metrics.total('edge_purges_sent_total');
       const pending = metrics.total('edge_purge_pending_tags');
       const now = `${leading}/${sent}/${pending}`;
-      if (leading === 1 && sent >= 1 && pending === 0 && now === last) return;
-      if (Date.now() > deadline) throw new Error(`the service's start-up purges did not settle (${now})`);
+      const settled = leading === 1 && sent >= 1 && pending === 0 && now === last;
       last = now;
-      await sleep(200);
-    }
+      if (!settled) throw new Error(`leading/sent/pending: ${now}`);
+      return true;
+    };
+    await eventually(settledTwice, { what: "the service's start-up purges settled", withinMs: 20_000, everyMs: 200 });
   }
 
-  /** Reads `path` through Varnish until it is a hit (it was cached), at most a few times. */
+  /** Purges the service's purger had accepted by Varnish so far. */
+  const purgesSent = async () => (await readMetrics(server.url)).total('edge_purges_sent_total');
+
+  /** Reads `path` through Varnish until it is a hit (it was cached). */
   async function cached(path: string, headers: Record<string, string> = {}): Promise<Answer> {
-    let answer = await through(path, headers);
-    for (let attempt = 0; attempt < 5 && !isHit(answer); attempt += 1) {
-      await sleep(20);
-      answer = await through(path, headers);
-    }
-    expect(isHit(answer), `${path} is cached`).toBe(true);
-    return answer;
+    const hit = async () => {
+      const answer = await through(path, headers);
+      return isHit(answer) && answer;
+    };
+    return eventually(hit, { what: `${path} cached`, withinMs: 5000, everyMs: 20 });
   }
 
   it('keeps X-Varnish and Age, and answers the second read from its cache', async () => {
@@ -196,23 +196,25 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
       expect(read.changed(before), `${read.path} before the import`).toBe(false);
     }
 
+    const sentBefore = await purgesSent();
     await importLines(
       handle.db,
       ndjson(profile('changed@edge', 'After'), profile('newbie@edge', 'New'), { kind: 'remove', name: 'gone@edge' }),
     );
-    const committed = Date.now();
+    const committed = performance.now();
 
     for (const read of reads) {
-      let answer = await through(read.path, read.headers);
-      while (!read.changed(answer) && Date.now() - committed < 1000) {
-        await sleep(25);
-        answer = await through(read.path, read.headers);
-      }
-      expect(read.changed(answer), `${read.path} shows the import within a second`).toBe(true);
+      // Within a second of the commit, for all of them together.
+      await eventually(async () => read.changed(await through(read.path, read.headers)), {
+        what: `${read.path} showing the import within a second`,
+        withinMs: Math.max(0, committed + 1000 - performance.now()),
+        everyMs: 25,
+      });
     }
     // Cached again once purged (a second read of each is a hit with the new answer). The second
-    // purge of the same tags (SETTLE_MS later) drops them once more; wait it out first.
-    await sleep(2500);
+    // purge of the same tags (SETTLE_MS later) drops them once more: wait until Varnish has
+    // accepted both purges of the import.
+    await eventually(async () => (await purgesSent()) >= sentBefore + 2, 'both purges of the import accepted');
     for (const read of reads) {
       const again = await cached(read.path, read.headers);
       expect(read.changed(again), `${read.path} cached with the change`).toBe(true);
@@ -222,14 +224,20 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
   it('serves current data after Varnish missed an import while it was stopped', async () => {
     const path = '/api/changed@edge';
     await cached(path);
+    const failedBefore = (await readMetrics(server.url)).total('edge_purges_failed_total');
     await varnish.stop();
     await importLines(handle.db, ndjson(profile('changed@edge', 'While Varnish was down')));
-    await sleep(300); // the purger fails and retries
+    // The purger fails, and will retry.
+    await eventually(
+      async () => (await readMetrics(server.url)).total('edge_purges_failed_total') > failedBefore,
+      'a purge failed while Varnish was down',
+    );
+    const sentBefore = await purgesSent();
     varnish = await startVarnish(backendPort, varnishPort);
     const answer = await through(path);
     expect(answer.text).toContain('While Varnish was down');
     // The purger's retry reaches the new Varnish; answers are cached again.
-    await sleep(500);
+    await eventually(async () => (await purgesSent()) > sentBefore, "the purger's retry accepted by the new Varnish");
     const again = await cached(path);
     expect(again.text).toContain('While Varnish was down');
     expect((await readMetrics(server.url)).value('edge_purges_failed_total')).toBeGreaterThan(0);

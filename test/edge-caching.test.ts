@@ -18,10 +18,10 @@ import { createLogger } from '../src/logging/logger.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { type FakePurgeEndpoint, startFakePurgeEndpoint } from './support/fake-purge-endpoint.js';
 
 const silent = createLogger('silent', { pretty: false });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function decode(body: Buffer, coding: string | null): string {
   switch (coding) {
@@ -239,7 +239,12 @@ describe('the purger', () => {
     await other.close();
   });
 
+  /** The caches whose acceptance of a purge each purger has seen (its observer's `sent`), in order. */
+  const accepted = new Map<Purger, string[]>();
+
   const purger = (options: Partial<ConstructorParameters<typeof Purger>[0]> = {}) => {
+    const sent: string[] = [];
+    const { observer } = options;
     const made = new Purger({
       urls: [endpoint.url, other.url],
       send: (url, tags) => sendPurge(url, tags, 500),
@@ -248,7 +253,16 @@ describe('the purger', () => {
       retryMaxMs: 200,
       settleMs: 300,
       ...options,
+      observer: {
+        sent: (cache) => {
+          sent.push(cache);
+          observer?.sent(cache);
+        },
+        failed: (cache) => observer?.failed(cache),
+        commitToPurge: (seconds) => observer?.commitToPurge(seconds),
+      },
     });
+    accepted.set(made, sent);
     purgers.push(made);
     return made;
   };
@@ -256,13 +270,19 @@ describe('the purger', () => {
   /** Leads, and waits until both caches accepted the whole purge that starts a leadership. */
   const leadAndWait = async (made: Purger) => {
     const starts = [endpoint.requests.length, other.requests.length];
+    const sent = accepted.get(made) ?? [];
+    const sentBefore = sent.length;
     made.lead();
     for (const [index, cache] of [endpoint, other].entries()) {
       await cache.waitFor(
         (request) => cache.requests.indexOf(request) >= (starts[index] ?? 0) && request.xkey === ALL_TAG,
       );
     }
-    await sleep(20);
+    // The purger has the answers too: nothing of it is under way any more.
+    await eventually(
+      () => [endpoint.url, other.url].every((url) => sent.slice(sentBefore).includes(url)),
+      'both caches accepted the whole purge',
+    );
   };
 
   it('purges nothing while it does not lead, everything when it starts leading, then each change on every cache', async () => {
@@ -273,8 +293,6 @@ describe('the purger', () => {
     });
     const start = endpoint.requests.length;
     made.changed({ kind: 'names', names: ['ignored@x'] });
-    await sleep(100);
-    expect(endpoint.requests.length).toBe(start);
 
     made.lead();
     await endpoint.waitFor((request) => request.xkey === ALL_TAG);
@@ -288,6 +306,9 @@ describe('the purger', () => {
     }
     // The second purge of the same tags, after the settling time.
     await endpoint.waitFor((request) => request.tags.includes('p:new%40x') && request.at - committedAt >= 300);
+    // The change heard before it led was never purged: its purge would have gone out before the
+    // ones above, at once or when its own settling time ended (before the one of new@x).
+    expect(endpoint.requests.slice(start).filter((request) => request.tags.includes('p:ignored%40x'))).toEqual([]);
     expect(measured.length).toBeGreaterThan(0);
     expect(sent.length).toBeGreaterThanOrEqual(4);
     made.close();
@@ -303,16 +324,18 @@ describe('the purger', () => {
     const start = endpoint.requests.length;
     made.changed({ kind: 'names', names: ['retried@x'] });
     await other.waitFor((request) => request.tags.includes('p:retried%40x'));
-    await sleep(250);
-    expect(endpoint.requests.length - start).toBeGreaterThanOrEqual(2);
-    expect(made.stats().pending[endpoint.url]).toBeGreaterThan(0);
+    // Refused twice, and the tags kept for the next try (between tries, not while one is under way).
+    await eventually(
+      () => endpoint.requests.length - start >= 2 && (made.stats().pending[endpoint.url] ?? 0) > 0,
+      'a second refused purge, its tags kept',
+    );
+    const switched = endpoint.requests.length;
     endpoint.answer = 200;
-    const accepted = await endpoint.waitFor(
-      (request) => request.tags.includes('p:retried%40x') && request.at > Date.now() - 50,
+    const acceptedPurge = await endpoint.waitFor(
+      (request) => endpoint.requests.indexOf(request) >= switched && request.tags.includes('p:retried%40x'),
       3000,
     );
-    expect(accepted.tags).toContain('p:retried%40x');
-    await sleep(50);
+    expect(acceptedPurge.tags).toContain('p:retried%40x');
     expect(failures).toContain(endpoint.url);
     made.close();
   });
@@ -321,8 +344,12 @@ describe('the purger', () => {
     const made = purger({ maxBacklog: 10 });
     await leadAndWait(made);
     endpoint.answer = 'hang';
+    const hungFrom = endpoint.requests.length;
     made.changed({ kind: 'names', names: ['first@x'] });
-    await sleep(50);
+    // Its purge has arrived, and hangs.
+    await endpoint.waitFor(
+      (request) => endpoint.requests.indexOf(request) >= hungFrom && request.tags.includes('p:first%40x'),
+    );
     made.changed({ kind: 'names', names: Array.from({ length: 20 }, (_, index) => `n${index}@x`) });
     expect(made.stats().pending[endpoint.url]).toBe(1);
     endpoint.answer = 200;
@@ -341,9 +368,18 @@ describe('the purger', () => {
     made.follow();
     const start = endpoint.requests.length;
     made.changed({ kind: 'names', names: ['follower@x'] });
-    await sleep(100);
-    expect(endpoint.requests.length).toBe(start);
     expect(made.stats()).toMatchObject({ leading: false });
+    // Leading again, then a change: its second purge goes out after its settling time, so after
+    // anything the change heard while following would have sent, at once or after the same
+    // settling time.
+    await leadAndWait(made);
+    made.changed({ kind: 'names', names: ['marker@x'] });
+    const marked = (from: number) =>
+      endpoint.waitFor(
+        (request) => endpoint.requests.indexOf(request) >= from && request.tags.includes('p:marker%40x'),
+      );
+    await marked(endpoint.requests.indexOf(await marked(start)) + 1);
+    expect(endpoint.requests.slice(start).filter((request) => request.tags.includes('p:follower%40x'))).toEqual([]);
     made.close();
   });
 });
@@ -376,11 +412,10 @@ describe.each(databaseKinds())('an App with CACHE_PURGE_URLS on %s', (kind) => {
     server = await startTestServer(handle, { CACHE_PURGE_URLS: endpoint.url, CACHE_MAX_AGE: '60' });
     await endpoint.waitFor((request) => request.xkey === ALL_TAG);
     // Answers are shareable once the change feed vouches for every change (PostgreSQL: its first heartbeat).
-    const started = Date.now();
-    while (!(await fetch(`${server.url}/api/demo@me`)).headers.get('cache-control')?.includes('s-maxage')) {
-      if (Date.now() - started > 15_000) throw new Error('the change feed did not become live within 15 s');
-      await sleep(50);
-    }
+    await eventually(
+      async () => (await fetch(`${server.url}/api/demo@me`)).headers.get('cache-control')?.includes('s-maxage'),
+      { what: 'a shareable answer (the change feed live)', withinMs: 15_000 },
+    );
   });
   afterAll(async () => {
     await server?.close();

@@ -9,11 +9,11 @@ import { importLines } from '../src/data/importer.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { type FakePurgeEndpoint, startFakePurgeEndpoint } from './support/fake-purge-endpoint.js';
-import { readMetrics } from './support/metrics.js';
+import { metricTotal, readMetrics } from './support/metrics.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const NAMESPACE = { kind: 'namespace', name: 'duo', ownerEmail: 'owner@duo.example' };
 const profile = (name: string, description: string) => ({
   kind: 'profile',
@@ -58,13 +58,13 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('two service proces
 
   it('purges each change once for the deployment, and another process takes over when the leader dies', async () => {
     // One leader, elected within a couple of seconds.
-    const deadline = Date.now() + 5000;
-    let leaders: boolean[] = [];
-    do {
-      await sleep(200);
-      leaders = await Promise.all(services.map(leads));
-    } while (leaders.filter(Boolean).length !== 1 && Date.now() < deadline);
-    expect(leaders.filter(Boolean)).toHaveLength(1);
+    const leaders = await eventually(
+      async () => {
+        const leading = await Promise.all(services.map(leads));
+        return leading.filter(Boolean).length === 1 && leading;
+      },
+      { what: 'exactly one leader', withinMs: 5000, everyMs: 200 },
+    );
 
     const start = endpoint.requests.length;
     await importLines(handle.db, ndjson(profile('one@duo', 'After')));
@@ -74,12 +74,18 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('two service proces
     );
     expect(first.at - committed).toBeLessThan(1000);
     // The purge and its second purge after the settling time, from one process: two, not four.
-    await sleep(3000);
+    // A second purger would have purged at once too, long before the leader's second purge.
+    const firstIndex = endpoint.requests.indexOf(first);
+    await endpoint.waitFor(
+      (request) => endpoint.requests.indexOf(request) > firstIndex && request.tags.includes('p:one%40duo'),
+      10_000,
+    );
     expect(purgesOf('p:one%40duo', start)).toHaveLength(2);
 
     const leaderIndex = leaders.indexOf(true);
     const leader = services[leaderIndex] as ServerProcess;
     const follower = services[1 - leaderIndex] as ServerProcess;
+    expect(await metricTotal(follower.url, 'edge_purges_sent_total')).toBe(0);
     const beforeDeath = endpoint.requests.length;
     leader.signal('SIGKILL');
     await leader.exited;

@@ -7,6 +7,7 @@ import { eq, sql } from '../src/db/drizzle.js';
 import { profiles, records } from '../src/db/schema.js';
 import { emptyDatabase, exportText, ndjson, snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, useTestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 
 const NAMESPACE = { kind: 'namespace', name: 'bulk', ownerEmail: 'bulk-owner@example.com' };
 const goodProfile = (index: number) => ({
@@ -284,7 +285,14 @@ describe.each(databaseKinds())('import and export on %s', (kind) => {
     );
     const exported = await exportText(database.handle.db);
     const before = await snapshotDatabase(database.handle.db);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // a changed row would get a later updated_at
+    // A changed row would get a later updated_at: the database's clock is past every one now.
+    const clockPassed = async () => {
+      const [row] = await database.handle.db
+        .select({ passed: sql<boolean>`clock_timestamp() > max(${profiles.updatedAt})` })
+        .from(profiles);
+      return row?.passed === true;
+    };
+    await eventually(clockPassed, { what: "the database's clock past the newest updated_at", everyMs: 1 });
     const report = await importLines(database.handle.db, exported.split('\n'), SMALL_BATCHES);
     expect(report).toMatchObject({ ok: true, namespacesChanged: 0, profilesChanged: 0 });
     expect(await snapshotDatabase(database.handle.db)).toEqual(before);

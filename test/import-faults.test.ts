@@ -15,6 +15,7 @@ import { sql } from '../src/db/drizzle.js';
 import { type RunningCli, STACK_LINE, startCli } from './support/cli.js';
 import { snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 
 const SLOW = 180_000;
 /** Big enough that the import is still writing when its first progress line (after 2 s) appears. */
@@ -74,15 +75,13 @@ describe.skipIf(!databaseKinds().includes('postgres'))('an import cut off on Pos
 
   /** Waits until no session of the service is left on the database (a killed client's backend ends). */
   async function backendsGone(admin: postgres.Sql, database: string): Promise<void> {
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
+    const gone = async () => {
       const [row] = await admin<{ n: number }[]>`
         select count(*)::int as n from pg_stat_activity
         where datname = ${database} and application_name = 'name-profile-service'`;
-      if (row?.n === 0) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error('the import backend is still there');
+      return row?.n === 0;
+    };
+    await eventually(gone, { what: "the import's backends gone", withinMs: 30_000, everyMs: 100 });
   }
 
   /**

@@ -9,15 +9,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { advisoryLeadership, type Leadership, soleLeadership } from '../src/db/leader-lock.js';
 import { singleSession } from '../src/db/postgres-client.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
+/**
+ * A contender's session that counts the statements it was asked: one a check. A contender starts
+ * a check only once its previous one has finished (and its outcome was taken), so two more
+ * started checks mean one more whole check.
+ */
+function countingSession(session: postgres.Sql, counted: { checks: number }): postgres.Sql {
+  return new Proxy(session, {
+    apply(target, thisArgument, args) {
+      counted.checks += 1;
+      return Reflect.apply(target, thisArgument, args);
+    },
+  });
 }
 
 describe('leadership on PGlite', () => {
@@ -31,22 +36,27 @@ describe('leadership on PGlite', () => {
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('leadership through an advisory lock', () => {
   let testDb: TestDatabase;
-  const contenders: Array<{ name: string; leadership: Leadership; events: string[] }> = [];
+  const contenders: Array<{ name: string; leadership: Leadership; events: string[]; counted: { checks: number } }> = [];
 
   beforeAll(async () => {
     testDb = await createTestDatabase('postgres');
     for (const name of ['contender-a', 'contender-b']) {
       const events: string[] = [];
+      const counted = { checks: 0 };
       const leadership = advisoryLeadership(
         {
           // The service's own session (src/db/database.ts connects its leadership the same way).
-          connect: () => singleSession(testDb.url as string, { connectTimeoutSeconds: 5, poolMode: 'session' }, name),
+          connect: () =>
+            countingSession(
+              singleSession(testDb.url as string, { connectTimeoutSeconds: 5, poolMode: 'session' }, name),
+              counted,
+            ),
           key: 99,
           intervalMs: 100,
         },
         { lead: () => events.push('lead'), follow: (reason) => events.push(`follow: ${reason}`) },
       );
-      contenders.push({ name, leadership, events });
+      contenders.push({ name, leadership, events, counted });
     }
   });
   afterAll(async () => {
@@ -56,9 +66,19 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('leadership through
 
   const leaders = () => contenders.filter((contender) => contender.leadership.leading);
 
+  /** Until every contender has made two more whole checks (tries of the lock, or checks that it still holds it). */
+  async function everyoneCheckedAgain(): Promise<void> {
+    const from = contenders.map((contender) => contender.counted.checks);
+    await eventually(() => contenders.every((contender, index) => contender.counted.checks >= (from[index] ?? 0) + 3), {
+      what: 'two more checks by every contender',
+      withinMs: 5000,
+    });
+  }
+
   it('elects exactly one, and another when the leader’s session is cut or closed', async () => {
-    await until(() => leaders().length === 1, 5000, 'a leader');
-    await sleep(400);
+    await eventually(() => leaders().length === 1, { what: 'a leader', withinMs: 5000 });
+    // The follower tried the lock again meanwhile, and did not get it.
+    await everyoneCheckedAgain();
     expect(leaders()).toHaveLength(1);
     const first = leaders()[0];
     if (first === undefined) throw new Error('no leader');
@@ -67,17 +87,20 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('leadership through
     const admin = postgres(testDb.url as string, { max: 1, onnotice: () => {} });
     await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${first.name}`;
     await admin.end();
-    await until(() => !first.leadership.leading, 3000, 'the cut leader to step down');
+    await eventually(() => !first.leadership.leading, { what: 'the cut leader to step down', withinMs: 3000 });
     expect(first.events.at(-1)).toMatch(/^follow: /);
-    await until(() => leaders().length === 1, 3000, 'a new leader');
+    await eventually(() => leaders().length === 1, { what: 'a new leader', withinMs: 3000 });
     const second = leaders()[0];
     if (second === undefined) throw new Error('no leader');
-    await sleep(300);
+    await everyoneCheckedAgain();
     expect(leaders()).toHaveLength(1);
 
     // A leader that closes releases the lock with its session.
     await second.leadership.close();
     const others = contenders.filter((contender) => contender !== second);
-    await until(() => others.some((contender) => contender.leadership.leading), 3000, 'a leader after close');
+    await eventually(() => others.some((contender) => contender.leadership.leading), {
+      what: 'a leader after close',
+      withinMs: 3000,
+    });
   });
 });

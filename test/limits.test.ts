@@ -44,7 +44,7 @@ describe('in-memory limiter', () => {
     await limiter.consume('k');
     await limiter.consume('k');
     expect((await limiter.consume('k')).allowed).toBe(false);
-    await sleep(1_100);
+    await sleep(1_100); // the 1 s window passes: a duration of the scenario, not a wait for an event
     expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 1 });
   });
 });

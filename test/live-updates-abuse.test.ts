@@ -15,12 +15,12 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import {
   openRestStream,
   type RestStream,
   subscribeOverSse,
   subscribeOverWebSocket,
-  until,
   webSocketClient,
 } from './support/live-clients.js';
 import { readMetrics } from './support/metrics.js';
@@ -92,7 +92,7 @@ describe.each(databaseKinds())('live updates under attack on %s', (kind) => {
     return open.sse + open.websocket + open.rest;
   };
   /** Until nothing is open: the server notices a client going away a little later. */
-  const allClosed = () => until(() => openCount() === 0, 5000, 'every subscription to close');
+  const allClosed = () => eventually(() => openCount() === 0, { what: 'every subscription to close', withinMs: 5000 });
   const importAll = async (names: readonly string[]) => {
     serial += 1;
     const report = await importLines(handle.db, ndjson(...names.map((name) => profileLine(name, `Edit ${serial}`))));
@@ -110,7 +110,7 @@ describe.each(databaseKinds())('live updates under attack on %s', (kind) => {
       LIVE_SUBSCRIPTIONS_MAX: '400',
     });
     client = rawClient(server.url);
-    await until(() => server.app.cache.stats().answering, 10_000, 'the change feed');
+    await eventually(() => server.app.cache.stats().answering, { what: 'the change feed', withinMs: 10_000 });
   }, 60_000);
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0)) cleanup();
@@ -254,13 +254,16 @@ describe.each(databaseKinds())('live updates under attack on %s', (kind) => {
     );
     cleanups.push(...rest.map((stream) => () => stream.stop()));
     expect(rest.every((stream) => stream.status === 200)).toBe(true);
-    await until(() => openCount() === 102, 5000, '102 open subscriptions');
+    await eventually(() => openCount() === 102, { what: '102 open subscriptions', withinMs: 5000 });
 
     for (let burst = 1; burst <= 3; burst += 1) {
       const description = await importAll(NAMES);
       await sse.waitFor(100 * burst, 10_000);
       await ws.waitFor(100 * burst, 10_000);
-      await until(() => rest.every((stream) => stream.events.length === burst), 10_000, 'every REST event');
+      await eventually(() => rest.every((stream) => stream.events.length === burst), {
+        what: 'every REST event',
+        withinMs: 10_000,
+      });
       const latest = (events: typeof sse.events) =>
         new Set(
           events
@@ -287,7 +290,7 @@ describe.each(databaseKinds())('live updates under attack on %s', (kind) => {
       }
       expect((await post(subscriptionBody(['bad']), { accept: 'text/event-stream' })).status).toBe(400);
       const sse = subscribeOverSse(server.url, ['p5@abuse']);
-      await until(() => server.app.live.stats().open.sse === 1, 5000, 'the subscription');
+      await eventually(() => server.app.live.stats().open.sse === 1, { what: 'the subscription', withinMs: 5000 });
       await importAll(['p5@abuse']);
       await sse.waitFor(1);
       sse.stop();

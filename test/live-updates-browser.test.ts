@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from './support/app-server.js';
 import { launchChromium, reportOnFailure, type TestBrowser } from './support/browser.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
-import { until } from './support/live-clients.js';
+import { eventually } from './support/eventually.js';
 
 const NAMESPACE = { kind: 'namespace', name: 'web', ownerEmail: 'web-owner@example.com' };
 const profile = (description: string) => ({
@@ -74,7 +74,7 @@ describe('EventSource in headless Chromium', () => {
     await page.goto(`http://127.0.0.1:${(pageServer.address() as AddressInfo).port}/`);
     const heard = () => page.evaluate(() => (window as unknown as { heard: Heard[] }).heard);
     await page.waitForFunction(() => (window as unknown as { heard: Heard[] }).heard.length > 0);
-    await until(() => server.app.live.stats().open.rest === 1, 5000, 'the subscription');
+    await eventually(() => server.app.live.stats().open.rest === 1, { what: 'the subscription', withinMs: 5000 });
 
     await importLines(handle.db, ndjson(profile('Seen in a browser')));
     await page.waitForFunction(() => (window as unknown as { heard: Heard[] }).heard.some((e) => e.type === 'profile'));

@@ -11,6 +11,7 @@ import { importLines } from '../src/data/importer.js';
 import { runCli } from './support/cli.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { openRestStream, subscribeOverSse, subscribeOverWebSocket, webSocketClient } from './support/live-clients.js';
 import { readMetrics } from './support/metrics.js';
 import { type ServerProcess, startServerProcess } from './support/server-process.js';
@@ -25,14 +26,10 @@ const profile = (description: string) => ({
 
 /** Waits until the service's /metrics counts `count` open subscriptions of `transport`. */
 async function openSubscriptions(service: ServerProcess, transport: string, count: number): Promise<void> {
-  let open: number | undefined;
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    open = (await readMetrics(service.url)).value('live_subscriptions', { transport });
-    if (open === count || Date.now() >= deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  expect(open).toBe(count);
+  await eventually(async () => (await readMetrics(service.url)).value('live_subscriptions', { transport }) === count, {
+    what: `${count} open ${transport} subscriptions in /metrics`,
+    withinMs: 10_000,
+  });
 }
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('two servers on one PostgreSQL', () => {

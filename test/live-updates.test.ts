@@ -12,6 +12,7 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { StatementLog } from './support/graphql-client.js';
 import {
   openRestStream,
@@ -19,7 +20,6 @@ import {
   type Received,
   subscribeOverSse,
   subscribeOverWebSocket,
-  until,
   webSocketClient,
 } from './support/live-clients.js';
 import { readMetrics } from './support/metrics.js';
@@ -77,12 +77,12 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     );
     server = await startTestServer(handle, ROOMY);
     // Changes are heard once the feed is live (on PostgreSQL, after its first heartbeat).
-    await until(() => server.app.cache.stats().answering, 10_000, 'the change feed');
+    await eventually(() => server.app.cache.stats().answering, { what: 'the change feed', withinMs: 10_000 });
   }, 60_000);
   afterEach(async () => {
     for (const subscriber of open.splice(0)) subscriber.stop();
     // The server notices a client going away a little later; the next test counts from zero.
-    await until(() => openCount() === 0, 5000, 'every subscription to close');
+    await eventually(() => openCount() === 0, { what: 'every subscription to close', withinMs: 5000 });
   });
   afterAll(async () => {
     await server?.close();
@@ -95,7 +95,8 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
     return byTransport.sse + byTransport.websocket + byTransport.rest;
   };
   /** Until the server counts `count` open subscriptions (a subscription is open once its slot is taken). */
-  const subscribed = (count: number) => until(() => openCount() >= count, 5000, `${count} open subscriptions`);
+  const subscribed = (count: number) =>
+    eventually(() => openCount() >= count, { what: `${count} open subscriptions`, withinMs: 5000 });
 
   it('sends an import’s change to a graphql-sse subscriber within a second, as lookups then answer it', async () => {
     const subscriber = track(subscribeOverSse(server.url, ['Alice@LIVE']));
@@ -137,8 +138,14 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
       const [event] = await stream.waitFor(1);
       const lookup = await (await fetch(`${server.url}/api/alice@live`)).text();
       expect(event).toEqual({ event: 'profile', data: lookup });
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(stream.events).toHaveLength(1);
+      // Bob's change came first: had the stream been sent it, it would be there before the
+      // event of the next change of alice's.
+      await change('alice');
+      const events = await stream.waitFor(2);
+      expect(events.map((sent) => (JSON.parse(sent.data) as { name: string }).name)).toEqual([
+        'alice@live',
+        'alice@live',
+      ]);
     },
   );
 
@@ -198,11 +205,19 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
       subscribers.push(subscribeOverWebSocket(clients[index % clients.length]!, ['alice@live']));
     }
     await subscribed(1000);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the first subscriber's baseline read
-    for (let round = 1; round <= 2; round += 1) {
+    const everyoneHas = (count: number) =>
+      eventually(() => subscribers.every((subscriber) => subscriber.events.length >= count), {
+        what: `event ${count} at every subscriber`,
+        withinMs: 10_000,
+      });
+    // A first change, not counted: once every subscriber has it, every subscriber's catch-up is
+    // over too (one still to run after a change would read the profile for itself).
+    await change('alice');
+    await everyoneHas(1);
+    for (let round = 2; round <= 3; round += 1) {
       statements.reset();
       await change('alice');
-      await until(() => subscribers.every((subscriber) => subscriber.events.length >= round), 10_000, 'every event');
+      await everyoneHas(round);
       expect(lookups(statements)).toHaveLength(1);
     }
   });
@@ -234,7 +249,7 @@ describe.each(databaseKinds())('live updates on %s', (kind) => {
         expect(report.ok, JSON.stringify(report.problems)).toBe(true);
         await reader.waitFor(rounds, 10_000);
       }
-      await until(dropped, 5000, 'the stalled client to be dropped');
+      await eventually(dropped, { what: 'the stalled client to be dropped', withinMs: 5000 });
       // The reader still receives.
       await change('alice');
       await reader.waitFor(rounds + 1, 5000);
@@ -287,7 +302,10 @@ describe('the per-client bound', () => {
     const sse = Array.from({ length: 5 }, () => subscribeOverSse(server.url, ['alice@live']));
     const ws = Array.from({ length: 5 }, () => subscribeOverWebSocket(client, ['alice@live']));
     try {
-      await until(() => server.app.live.stats().open.websocket + server.app.live.stats().open.sse === 10, 5000, '20');
+      await eventually(() => server.app.live.stats().open.websocket + server.app.live.stats().open.sse === 10, {
+        what: 'the 5 SSE and 5 WebSocket subscriptions open',
+        withinMs: 5000,
+      });
       expect(streams.map((stream) => stream.status)).toEqual(Array(10).fill(200));
 
       const refused = await openRestStream(server.url, 'alice@live');
@@ -308,7 +326,7 @@ describe('the per-client bound', () => {
 
       // A slot frees when a subscription closes.
       streams[0]?.stop();
-      await until(() => server.app.live.stats().open.rest === 9, 5000, 'the slot to free');
+      await eventually(() => server.app.live.stats().open.rest === 9, { what: 'the slot to free', withinMs: 5000 });
       const again = await openRestStream(server.url, 'alice@live');
       expect(again.status).toBe(200);
       again.stop();

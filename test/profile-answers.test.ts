@@ -14,6 +14,7 @@ import { schema } from '../src/graphql/schema/schema.js';
 import { Profile } from '../src/profiles/profile.js';
 import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer, useTestServer } from './support/app-server.js';
 import { databaseKinds } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { postGraphQL } from './support/graphql-client.js';
 import {
   bulkName,
@@ -23,7 +24,6 @@ import {
   KEPT_ANSWER_QUERIES,
   PROFILE_QUERY,
 } from './support/graphql-fixtures.js';
-import { until } from './support/live-clients.js';
 
 /** The names of the fixtures, one without a profile and one that is no name ID. */
 const ABSENT = ['nobody@me', 'not a name'];
@@ -72,8 +72,9 @@ function keptAnswer(server: TestServer, query: string, name: string): string | u
 }
 
 /** Waits until the server's profile cache answers: on PostgreSQL, once its change feed is live. */
-const cacheAnswering = (server: TestServer): Promise<void> =>
-  until(() => server.app.cache.stats().answering, 5000, 'the profile cache to answer');
+async function cacheAnswering(server: TestServer): Promise<void> {
+  await eventually(() => server.app.cache.stats().answering, { what: 'the profile cache to answer', withinMs: 5000 });
+}
 
 describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind) => {
   const env = { PROFILE_LIMIT: '0', PROFILE_CACHE_SIZE: '100' };
@@ -241,11 +242,11 @@ describe.each(databaseKinds())('ready answers of cached profiles, on %s', (kind)
     expect(keptAnswer(keeping, query, 'x@other')).toBeDefined();
 
     await changeDescription(suite.handle.db, 'x@other', 'changed after its answer was kept');
-    const started = Date.now();
-    while ((await description()) !== 'changed after its answer was kept') {
-      expect(Date.now() - started).toBeLessThan(2000);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually(async () => (await description()) === 'changed after its answer was kept', {
+      what: 'the new description answered',
+      withinMs: 2000,
+      everyMs: 20,
+    });
     for (let i = 0; i < LOOKUPS; i += 1) expect(await description()).toBe('changed after its answer was kept');
   });
 });

@@ -15,6 +15,8 @@ import {
   type ProfileChange,
 } from '../src/db/change-notifications.js';
 import type { DatabaseHandle } from '../src/db/database.js';
+import { Freshness } from '../src/db/freshness.js';
+import type { WalPosition } from '../src/db/wal-position.js';
 import { createRateLimits } from '../src/limits/create-rate-limits.js';
 import { createLogger } from '../src/logging/logger.js';
 import { Profile } from '../src/profiles/profile.js';
@@ -24,10 +26,21 @@ import { CACHE_FILL_MAX_NAMES, createProfilesService } from '../src/service/prof
 import { ServiceRequest } from '../src/service/request.js';
 import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { StatementLog } from './support/graphql-client.js';
 import { changeDescription, insertGraphQLFixtures } from './support/graphql-fixtures.js';
 
 const logger = createLogger('silent', { pretty: false });
+
+/** Counts the heartbeats a change feed heard (the feed tells its freshness of each). */
+class HeartbeatsHeard extends Freshness {
+  count = 0;
+
+  override heartbeat(sentAt: number, position: WalPosition): void {
+    this.count += 1;
+    super.heartbeat(sentAt, position);
+  }
+}
 
 function profileNamed(name: string): Profile {
   return new Profile({
@@ -295,13 +308,11 @@ describe.skipIf(GRAPHQL_PATH_RERUN).each(databaseKinds())('the service with the 
   });
 });
 
-const waitUntil = async (condition: () => Promise<boolean>, timeoutMs: number): Promise<number> => {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return Date.now() - started;
+/** How long `condition` took to hold, for the tests whose bound is the service's promise (checked every 20 ms). */
+const msUntil = async (what: string, condition: () => Promise<boolean>, withinMs: number): Promise<number> => {
+  const started = performance.now();
+  await eventually(condition, { what, withinMs, everyMs: 20 });
+  return performance.now() - started;
 };
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on PostgreSQL', () => {
@@ -338,7 +349,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
     handles.push(handle);
     const server = await startTestServer(handle, { PROFILE_LIMIT: '0' });
     servers.push(server);
-    await waitUntil(async () => server.app.cache.stats().answering, 5000);
+    await eventually(() => server.app.cache.stats().answering, { what: 'the profile cache answering', withinMs: 5000 });
     return server;
   }
 
@@ -356,7 +367,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
         { connectListener: () => postgres(testDb.url!, { max: 1, onnotice: () => {} }) },
         { onChange: (change) => heard.push(change), onLive: () => (live = true), onLost: () => (live = false) },
       );
-      await waitUntil(async () => live, 3000);
+      await eventually(() => live, { what: 'the feed live', withinMs: 3000 });
       await writer.db
         .transaction(async (tx) => {
           await notifyProfileChanges(tx, newChangeId(), ['rolled@back']);
@@ -364,7 +375,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
         })
         .catch(() => {});
       await changeDescription(writer.db, 'x@other', 'changed once');
-      await waitUntil(async () => heard.length > 0, 2000);
+      await eventually(() => heard.length > 0, { what: 'a change heard', withinMs: 2000 });
       expect(heard).toEqual([{ kind: 'names', names: ['x@other'], id: expect.any(String), at: expect.any(Number) }]);
     } finally {
       await feed?.close();
@@ -380,14 +391,24 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
       let feed: ChangeFeed | undefined;
       try {
         await observer.listen(PROFILE_CHANGES_CHANNEL, (payload) => onShared.push(payload));
+        const heard = new HeartbeatsHeard();
         feed = await listenToPostgres(
-          { connectListener: () => postgres(testDb.url!, { max: 1, onnotice: () => {} }), heartbeatIntervalMs: 50 },
+          {
+            connectListener: () => postgres(testDb.url!, { max: 1, onnotice: () => {} }),
+            heartbeatIntervalMs: 50,
+            freshness: heard,
+          },
           { onChange: () => {}, onLive: () => (live = true), onLost: () => (live = false) },
         );
-        await waitUntil(async () => live, 3000);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await eventually(() => live, { what: 'the feed live', withinMs: 3000 });
+        await eventually(() => heard.count >= 5, { what: 'five heartbeats heard', withinMs: 3000 });
+        // PostgreSQL delivers notifications in commit order: once a change sent now on the shared
+        // channel has arrived, any heartbeat sent there before it would have arrived too.
+        const marker = JSON.stringify(['marker@shared']);
+        await observer.notify(PROFILE_CHANGES_CHANNEL, marker);
+        await eventually(() => onShared.includes(marker), 'the change on the shared channel');
         expect(feed.live).toBe(true);
-        expect(onShared).toEqual([]);
+        expect(onShared).toEqual([marker]);
       } finally {
         await feed?.close();
         await observer.end({ timeout: 0 });
@@ -402,7 +423,11 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
     await changeDescription(writer.db, 'x@other', 'changed for both');
     const took = await Promise.all(
       [a, b].map((server) =>
-        waitUntil(async () => (await descriptionAt(server, 'x@other')) === 'changed for both', 1000),
+        msUntil(
+          'the change answered',
+          async () => (await descriptionAt(server, 'x@other')) === 'changed for both',
+          1000,
+        ),
       ),
     );
     expect(Math.max(...took)).toBeLessThan(1000);
@@ -424,7 +449,11 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
       await changeDescription(writer.db, 'empty@me', 'changed while nobody listened');
       const changedAt = Date.now();
 
-      await waitUntil(async () => !server.app.cache.stats().answering, MAX_SILENCE_MS + 500);
+      await eventually(() => !server.app.cache.stats().answering, {
+        what: 'the profile cache no longer answering',
+        withinMs: MAX_SILENCE_MS + 500,
+        everyMs: 20,
+      });
       expect(Date.now() - changedAt).toBeLessThan(MAX_SILENCE_MS + 500);
       for (let i = 0; i < 5; i += 1) {
         // Answered from the database: the new text (or a 503 should it need a new connection), never the old.
@@ -437,7 +466,10 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
       }
 
       await admin.unsafe(`alter database "${databaseName()}" allow_connections true`);
-      await waitUntil(async () => server.app.cache.stats().answering, 5000);
+      await eventually(() => server.app.cache.stats().answering, {
+        what: 'the profile cache answering',
+        withinMs: 5000,
+      });
       const hits = server.app.cache.stats().hits;
       expect(await descriptionAt(server, 'empty@me')).toBe('changed while nobody listened');
       expect(await descriptionAt(server, 'empty@me')).toBe('changed while nobody listened');
@@ -458,7 +490,11 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
     expect(await revalidated.text()).toBe('');
 
     await changeDescription(writer.db, 'x@other', 'changed under the etag');
-    await waitUntil(async () => (await get({ 'if-none-match': etag! })).status === 200, 1000);
+    await eventually(async () => (await get({ 'if-none-match': etag! })).status === 200, {
+      what: 'a 200 for the old ETag',
+      withinMs: 1000,
+      everyMs: 20,
+    });
     const changed = await get();
     expect(changed.headers.get('etag')).not.toBe(etag);
     expect(await changed.json()).toEqual({
@@ -486,6 +522,9 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on
     expect(server.app.cache.stats().entries).toBeGreaterThan(0);
     await terminateListeners();
     // postgres.js listens again at once; the feed cannot know what it missed in between.
-    await waitUntil(async () => server.app.cache.stats().entries === 0, 2000);
+    await eventually(() => server.app.cache.stats().entries === 0, {
+      what: 'the profile cache emptied',
+      withinMs: 2000,
+    });
   });
 });

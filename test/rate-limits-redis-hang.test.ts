@@ -11,6 +11,7 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../src/limits/redis-connection.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { type CapturedLog, captureLog } from './support/log-capture.js';
 import { readMetrics } from './support/metrics.js';
 import { type ThrowawayRedis, throwawayRedis } from './support/throwaway-redis.js';
@@ -57,14 +58,6 @@ async function storeUp(app: App): Promise<number | undefined> {
   return (await readMetrics(app.server.url)).value('rate_limit_store_up');
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 const tripped = (app: App) => app.log.find('warn', 'Redis not answering').length > 0;
 
 describe.skipIf(process.env.TEST_REDIS_URL === undefined)(
@@ -101,9 +94,9 @@ describe.skipIf(process.env.TEST_REDIS_URL === undefined)(
         const log = captureLog('info');
         apps.push({ server: await startTestServer(handle, env, log.logger), log });
       }
-      await until(
+      await eventually(
         () => apps.every((app) => app.log.find('info', 'rate limits are kept in Redis').length === 1),
-        'Redis',
+        'both apps on Redis',
       );
 
       // Shared: one budget for both apps.
@@ -135,7 +128,10 @@ describe.skipIf(process.env.TEST_REDIS_URL === undefined)(
       }
 
       // Answering again: both apps find out by themselves and share one budget again.
-      await until(() => apps.every((app) => app.log.find('info', 'Redis answering again').length === 1), 'recovery');
+      await eventually(
+        () => apps.every((app) => app.log.find('info', 'Redis answering again').length === 1),
+        'both apps to find Redis answering again',
+      );
       expect((await alternate(apps, '198.51.100.3', LIMIT + 1)).map((answer) => answer.status)).toEqual([
         200, 200, 200, 429,
       ]);

@@ -12,6 +12,7 @@ import { sql } from '../src/db/drizzle.js';
 import { namespaces, profiles, records } from '../src/db/schema.js';
 import { emptyDatabase } from './support/data-files.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 
 const profile = (name: string, namespace: string) => ({
   name: `${name}@${namespace}`,
@@ -126,22 +127,31 @@ describe.each(databaseKinds())('references on %s', (kind) => {
     'makes a concurrent delete of a referenced profile wait, then cascade to the new records',
     async () => {
       const other = postgres(database.testDb.url ?? '', { max: 1, onnotice: () => {} });
+      const observer = postgres(database.testDb.url ?? '', { max: 1, onnotice: () => {} });
       try {
+        const [session] = await other<{ pid: number }[]>`select pg_backend_pid() as pid`;
         let deleted: Promise<unknown> | undefined;
+        let settled = false;
         await database.handle.db.transaction(async (tx) => {
           await tx.insert(records).values({ profileId, key: 3, type: 'name', value: 'new' });
           // The other session's delete now waits for this transaction's lock on the profile.
-          deleted = other`delete from profiles where id = ${profileId}`.then(() => 'deleted');
-          const early = await Promise.race([
-            deleted,
-            new Promise((resolve) => setTimeout(() => resolve('waiting'), 300)),
-          ]);
-          expect(early).toBe('waiting');
+          deleted = other`delete from profiles where id = ${profileId}`.then(() => {
+            settled = true;
+            return 'deleted';
+          });
+          const waitsForALock = async () => {
+            const [row] = await observer<{ waiting: string | null }[]>`
+              select wait_event_type as waiting from pg_stat_activity where pid = ${session?.pid ?? 0}`;
+            return row?.waiting === 'Lock';
+          };
+          await eventually(waitsForALock, 'the delete waiting for a lock');
+          expect(settled).toBe(false);
         });
         expect(await deleted).toBe('deleted');
         expect(await count(database.handle.db, records)).toBe(0); // the record written meanwhile went too
       } finally {
         await other.end();
+        await observer.end();
       }
     },
   );

@@ -14,6 +14,7 @@ import { namespaces, profiles, records, walletAddresses } from '../src/db/schema
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { emptyDatabase, exportText, ndjson, snapshotDatabase } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase, useTestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 
 const NEWS = { kind: 'namespace', name: 'news', ownerEmail: 'news-owner@example.com' };
 const OLDS = { kind: 'namespace', name: 'olds', ownerEmail: 'olds-owner@example.com' };
@@ -308,10 +309,7 @@ describe.each(databaseKinds())('a running server after a removal on %s', (kind) 
     // PGlite serves one handle per folder: the server shares the importer's, as in one process.
     serverHandle = kind === 'pglite' ? undefined : await testDb.open();
     server = await startTestServer(serverHandle ?? writer, { PROFILE_LIMIT: '0' });
-    const deadline = Date.now() + 5000;
-    while (!server.app.cache.stats().answering && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await eventually(() => server.app.cache.stats().answering, { what: 'the profile cache answering', withinMs: 5000 });
   });
   afterAll(async () => {
     await server?.close();
@@ -330,16 +328,22 @@ describe.each(databaseKinds())('a running server after a removal on %s', (kind) 
     const report = await importLines(writer.db, ndjson(removeName('a@news'), removeNamespace('olds')));
     expect(report).toMatchObject({ ok: true, profilesRemoved: 2 });
     // The notification arrives after the commit; on PostgreSQL through the server's own connection.
-    const deadline = Date.now() + 1000;
-    while ((await status('a@news')) !== 404 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => (await status('a@news')) === 404, {
+      what: 'a 404 for a@news',
+      withinMs: 1000,
+      everyMs: 10,
+    });
     expect(await status('a@news')).toBe(404);
     expect(await status('x@olds')).toBe(404);
     expect(await status('b@news')).toBe(200);
 
     const replaced = await importLines(writer.db, ndjson(NEWS, profile('a@news')), { replaceAll: true });
     expect(replaced).toMatchObject({ ok: true, profilesRemoved: 1 });
-    const until = Date.now() + 1000;
-    while ((await status('b@news')) !== 404 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => (await status('b@news')) === 404, {
+      what: 'a 404 for b@news',
+      withinMs: 1000,
+      everyMs: 10,
+    });
     expect(await status('b@news')).toBe(404);
     expect(await status('a@news')).toBe(200);
   });

@@ -29,9 +29,12 @@ describe('readBody', () => {
   /** Results of bodies whose client went away (no answer can reach it). */
   const unanswered: BodyResult[] = [];
   let unansweredSeen: () => void = () => {};
+  /** Resolvers of `headArrived`, by request path. */
+  const heads = new Map<string, () => void>();
 
   beforeAll(async () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      heads.get(req.url ?? '')?.();
       // An awaited step first, as the API key or rate limit checks can be, on the `/late` path.
       const before = req.url?.startsWith('/late') ? new Promise((resolve) => setTimeout(resolve, 20)) : undefined;
       void Promise.resolve(before)
@@ -94,6 +97,8 @@ describe('readBody', () => {
       .map(([name, value]) => `${name}: ${value}\r\n`)
       .join('')}\r\n`;
   const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Resolves once the server has the head of the request for `path` (its handler runs, the body is being read). */
+  const headArrived = (path: string) => new Promise<void>((resolve) => heads.set(path, resolve));
 
   it('reads a body sent with its headers in one packet, before and after an awaited step', async () => {
     const body = JSON.stringify({ query: '{ profile(name: "alice@acme") { name } }' });
@@ -113,9 +118,11 @@ describe('readBody', () => {
     const split = body.indexOf(Buffer.from('ë')) + 1;
     const socket = await open();
     const answers = answersOf(socket, 1);
+    const reading = headArrived('/parts');
     socket.write(head('/parts', { 'content-length': body.byteLength }));
-    await pause(30);
+    await reading;
     socket.write(body.subarray(0, split));
+    // Apart in time, so that the two parts arrive in two reads (the test's scenario, not a wait).
     await pause(30);
     socket.write(body.subarray(split));
     expect(await answers).toEqual([{ ok: true, length: body.byteLength, sha256: sha256(body), path: '/parts' }]);
@@ -125,8 +132,9 @@ describe('readBody', () => {
   it('reads a chunked body, and an empty one', async () => {
     const socket = await open();
     const answers = answersOf(socket, 2);
+    const first = headArrived('/chunked');
     socket.write(`${head('/chunked', { 'transfer-encoding': 'chunked' })}5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n`);
-    await pause(10);
+    await first;
     socket.write(head('/empty', { 'content-length': 0 }));
     expect(await answers).toEqual([
       { ok: true, length: 11, sha256: sha256('hello world'), path: '/chunked' },
@@ -144,7 +152,7 @@ describe('readBody', () => {
       if (slowly) {
         for (let at = 0; at < body.byteLength; at += 50_000) {
           socket.write(body.subarray(at, at + 50_000));
-          await pause(5);
+          await pause(5); // sent slowly: the test's scenario, not a wait
         }
       } else socket.write(body);
       expect(await answers, `slowly: ${slowly}`).toEqual([
@@ -186,8 +194,9 @@ describe('readBody', () => {
       unansweredSeen = resolve;
     });
     const socket = await open();
+    const reading = headArrived('/gone');
     socket.write(`${head('/gone', { 'content-length': 100 })}{"only":"part`);
-    await pause(30);
+    await reading;
     socket.destroy();
     await seen;
     expect(unanswered).toEqual([{ ok: false, reason: 'aborted' }]);

@@ -23,6 +23,7 @@ import { EventQueue } from '../../src/graphql/schema/subscriptions/event-queue.j
 import type { GraphQLHttpPath } from '../../src/graphql/transport/over-http.js';
 import { listen } from '../../src/http/server.js';
 import { createLogger } from '../../src/logging/logger.js';
+import { eventually } from './eventually.js';
 
 const [pathArgument = 'service', roundsArgument = '5', folderArgument] = process.argv.slice(2);
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -73,6 +74,7 @@ async function leaveEarly(address: string, waitForHead: boolean): Promise<void> 
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
   );
   if (waitForHead) {
+    // Leaves as its answer arrives; one that never comes does not hold the round up for long.
     await new Promise((resolve) => {
       socket.once('data', resolve);
       setTimeout(resolve, 2000).unref();
@@ -109,8 +111,7 @@ async function round(index: number): Promise<void> {
   }
   for (let request = 0; request < 40; request += 1) await leaveEarly(`10.${index}.200.${request}`, request % 2 === 1);
   // The server notices clients going away a little later.
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline && openCount() > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  await eventually(() => openCount() === 0, { what: 'every subscription closed', withinMs: 5000, everyMs: 20 });
 }
 
 function openCount(): number {
@@ -118,6 +119,11 @@ function openCount(): number {
   return open.sse + open.websocket + open.rest;
 }
 
+/**
+ * Collections with turns of the event loop between them: what one collection frees can run
+ * callbacks that let go of more. No event says that nothing more will be let go; the figures
+ * after it are what the test asserts, not something awaited.
+ */
 async function settle(): Promise<void> {
   for (let pass = 0; pass < 3; pass += 1) {
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -7,6 +7,7 @@ import http from 'node:http';
 import { createClient as createSseClient } from 'graphql-sse';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import WebSocket from 'ws';
+import { eventually } from './eventually.js';
 
 export const PROFILE_CHANGED = /* GraphQL */ `
   subscription Watch($names: [String!]!) {
@@ -36,12 +37,13 @@ export interface Received<T> {
   stop(): void;
 }
 
+/**
+ * @deprecated Use `eventually` (./eventually.ts). Kept only for test/api-keys.test.ts and
+ * test/api-keys-instances.test.ts, which were being changed elsewhere when the other suites moved
+ * to `eventually`; remove it once they have moved too.
+ */
 export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await eventually(check, { what, withinMs: timeoutMs, everyMs: 10 });
 }
 
 function received<T>(stop: () => void): Received<T> {
@@ -51,11 +53,15 @@ function received<T>(stop: () => void): Received<T> {
     errors: [],
     ended: false,
     async waitFor(count, timeoutMs = 5000) {
-      await until(() => state.events.length >= count, timeoutMs, `${count} events (have ${state.events.length})`);
+      const arrived = () => {
+        if (state.events.length >= count) return true;
+        throw new Error(`${state.events.length} so far`);
+      };
+      await eventually(arrived, { what: `${count} events`, withinMs: timeoutMs, everyMs: 10 });
       return state.events;
     },
     async waitForEnd(timeoutMs = 5000) {
-      await until(() => state.ended, timeoutMs, 'the end of the stream');
+      await eventually(() => state.ended, { what: 'the end of the stream', withinMs: timeoutMs, everyMs: 10 });
     },
     stop,
   };

@@ -24,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
+import { eventually } from './eventually.js';
 import { isStillRunning, processTree } from './process-tree.js';
 import { freePort } from './throwaway-redis.js';
 
@@ -464,7 +465,10 @@ function connect(target: SqlTarget) {
   });
 }
 
-/** Polls `text` (one row with a boolean `done`) on one connection until it is true. */
+/**
+ * `eventually` on `text` (one row with a boolean `done`), on one connection for all the checks;
+ * a failure says what `describeFailure` finds then (where replay stands, say).
+ */
 async function pollSql(
   target: SqlTarget,
   text: string,
@@ -473,14 +477,14 @@ async function pollSql(
   describeFailure: () => Promise<string>,
 ): Promise<void> {
   const client = connect(target);
-  const deadline = Date.now() + timeoutMs;
   try {
-    for (;;) {
+    const done = async () => {
       const [row] = (await client.unsafe(text, [...params])) as unknown as { done: boolean }[];
-      if (row?.done === true) return;
-      if (Date.now() > deadline) throw new Error(await describeFailure());
-      await sleep(10);
-    }
+      return row?.done === true;
+    };
+    await eventually(done, { what: text, withinMs: timeoutMs, everyMs: 10 }).catch(async (error: unknown) => {
+      throw new Error(`${await describeFailure()} (${(error as Error).message})`);
+    });
   } finally {
     await client.end({ timeout: 2 });
   }
@@ -651,7 +655,11 @@ function managedProcess(spec: ProcessSpec): ManagedProcess {
     for (const entry of tree) if (isStillRunning(entry)) killQuietly(entry.pid);
     await waited;
     // The postmaster's children notice its death on their own, but not at once.
-    while (tree.some(isStillRunning)) await sleep(10);
+    await eventually(() => !tree.some(isStillRunning), {
+      what: `${spec.name}'s processes gone`,
+      withinMs: STOP_TIMEOUT_MS,
+      everyMs: 10,
+    });
   };
 
   return {
@@ -686,17 +694,20 @@ function managedProcess(spec: ProcessSpec): ManagedProcess {
       });
       // A test worker must not stay alive for a server whose test forgot to close it.
       started.unref();
-      const deadline = Date.now() + READY_TIMEOUT_MS;
-      while (!spec.ready.test(readLog(logStart))) {
-        if (started.exitCode !== null || started.signalCode !== null || started.pid === undefined) {
-          throw new Error(`${spec.name} exited while starting:\n${readLog(logStart)}`);
-        }
-        if (Date.now() > deadline) {
-          await killTree();
-          throw new Error(`${spec.name} was not ready within ${READY_TIMEOUT_MS} ms:\n${readLog(logStart)}`);
-        }
-        await sleep(15);
-      }
+      const readyOrExited = () => {
+        if (spec.ready.test(readLog(logStart))) return 'ready';
+        const exited = started.exitCode !== null || started.signalCode !== null || started.pid === undefined;
+        return exited && 'exited';
+      };
+      const outcome = await eventually(readyOrExited, {
+        what: `${spec.name} ready`,
+        withinMs: READY_TIMEOUT_MS,
+        everyMs: 15,
+      }).catch(async (error: unknown) => {
+        await killTree();
+        throw new Error(`${(error as Error).message}:\n${readLog(logStart)}`);
+      });
+      if (outcome === 'exited') throw new Error(`${spec.name} exited while starting:\n${readLog(logStart)}`);
     },
     stop: () => signalAndWait(spec.stopSignal),
     kill: killTree,
@@ -766,8 +777,4 @@ function killQuietly(pid: number): void {
   } catch {
     // Already gone.
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { eventually } from './eventually.js';
 import { PROJECT_ROOT } from './server-process.js';
 import { freePort } from './throwaway-redis.js';
 
@@ -91,21 +92,21 @@ export async function startVarnish(
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${listenPort}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`varnishd exited (${child.exitCode}): ${output.slice(-2000)}`);
-    try {
-      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
-      await response.arrayBuffer();
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`varnishd did not answer within 20 s: ${output.slice(-2000)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
+  const answersOrExited = async () => {
+    if (child.exitCode !== null) return 'exited';
+    const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+    await response.arrayBuffer();
+    return 'answers';
+  };
+  const started = await eventually(answersOrExited, {
+    what: 'varnishd answering',
+    withinMs: 20_000,
+    everyMs: 100,
+  }).catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}: ${output.slice(-2000)}`);
+  });
+  if (started === 'exited') throw new Error(`varnishd exited (${child.exitCode}): ${output.slice(-2000)}`);
   const pid = child.pid ?? 0;
   return {
     url,
