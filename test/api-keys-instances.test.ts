@@ -15,7 +15,8 @@ import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-
 import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
-import { openRestStream, until } from './support/live-clients.js';
+import { eventually } from './support/eventually.js';
+import { openRestStream } from './support/live-clients.js';
 
 describe.skipIf(!process.env.TEST_DATABASE_URL)('API keys on two servers on one PostgreSQL database', () => {
   let testDb: TestDatabase;
@@ -33,7 +34,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('API keys on two servers on one 
       servers.push(await startTestServer(handle));
     }
     // Both feeds hear their heartbeats: the keys they cache are vouched for.
-    await until(() => servers.every((server) => server.app.cache.stats().answering), 5000, 'both change feeds');
+    await eventually(() => servers.every((server) => server.app.cache.stats().answering), 'both change feeds');
   });
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.close()));
@@ -80,7 +81,10 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('API keys on two servers on one 
       await admin`select pg_terminate_backend(pid) from pg_stat_activity
                   where datname = ${name} and application_name = 'name-profile-service listen'`;
       await revokeApiKey(writer.db, id);
-      await until(() => !server.app.cache.stats().answering, MAX_SILENCE_MS + 1000, 'the feed to be lost');
+      await eventually(() => !server.app.cache.stats().answering, {
+        what: 'the feed to be lost',
+        withinMs: MAX_SILENCE_MS + 1000,
+      });
       // Not heard, yet refused: while the feed is lost every key is read from the database.
       expect(await statusOn(server, key)).toBe(401);
       expect(stream.ended).toBe(false);
@@ -88,7 +92,7 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('API keys on two servers on one 
       await admin.unsafe(`alter database "${name}" allow_connections true`);
       await admin.end();
     }
-    await until(() => server.app.cache.stats().answering, 10_000, 'the feed to be back');
+    await eventually(() => server.app.cache.stats().answering, 'the feed to be back');
     await stream.waitForEnd(2000);
   });
 

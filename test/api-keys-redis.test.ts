@@ -9,6 +9,8 @@ import { seedDemoData } from '../src/data/seed.js';
 import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { useTestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
+import { type CapturedLog, captureLog } from './support/log-capture.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 
@@ -23,7 +25,17 @@ describe('API key limits shared through Redis', () => {
       );
     }
     const env = { REDIS_URL, RATE_LIMIT_PREFIX: `test:${randomUUID()}`, OWNER_CHECK_LIMIT: '1' };
-    for (let i = 0; i < 2; i += 1) servers.push(await startTestServer(suite.handle, env));
+    const logs: CapturedLog[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const log = captureLog();
+      logs.push(log);
+      servers.push(await startTestServer(suite.handle, env, log.logger));
+    }
+    // Until its Redis connection is up, a server counts in its own memory.
+    await eventually(
+      () => logs.every((log) => log.find('info', 'rate limits are kept in Redis').length === 1),
+      'both servers on Redis',
+    );
   });
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.close()));

@@ -15,8 +15,9 @@ import { UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
 import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import { startFakePurgeEndpoint } from './support/fake-purge-endpoint.js';
-import { openRestStream, PROFILE_CHANGED, subscribeOverSse, until } from './support/live-clients.js';
+import { openRestStream, PROFILE_CHANGED, subscribeOverSse } from './support/live-clients.js';
 import { printedOutsideTheLog } from './support/log-capture.js';
 import { type RawClient, type RawResponse, rawClient } from './support/raw-http.js';
 
@@ -215,9 +216,8 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
     expect(keyless.status).toBe(200);
     // The key is another client: its own slot, although the address's is taken.
     const sse = subscribeOverSse(url, ['demo@me'], bearer(key));
-    await until(() => sse.errors.length > 0 || sse.events.length > 0 || sse.ended, 500, 'the SSE subscription').catch(
-      () => {},
-    );
+    const open = () => Object.values(servers[0]?.app.live.stats().open ?? {}).reduce((a, b) => a + b, 0);
+    await eventually(() => open() === 2 || sse.errors.length > 0 || sse.ended, 'the SSE subscription to hold its slot');
     expect(sse.errors).toEqual([]);
     // The key's one slot is taken by the SSE subscription now.
     const rest = await openRestStream(url, 'demo@me', xApiKey(key));
@@ -229,12 +229,11 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
     ws.dispose();
     expect(ws.result).toMatchObject({ errors: [{ extensions: { code: 'RATE_LIMITED' } }] });
 
-    const open = () => Object.values(servers[0]?.app.live.stats().open ?? {}).reduce((a, b) => a + b, 0);
-    await until(() => open() === 0, 5000, 'the subscriptions to close');
+    await eventually(() => open() === 0, 'the subscriptions to close');
     const wsAlone = await wsSubscribe(url, { apiKey: key }, {}, () => open() === 1);
     wsAlone.dispose();
     expect([wsAlone.result, wsAlone.closeCode]).toEqual([undefined, undefined]);
-    await until(() => open() === 0, 5000, 'the WebSocket subscription to close');
+    await eventually(() => open() === 0, 'the WebSocket subscription to close');
     const restAlone = await openRestStream(url, 'demo@me', bearer(key));
     restAlone.stop();
     expect(restAlone.status).toBe(200);
@@ -340,7 +339,7 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
       const server = await serve();
       const { url } = server;
       // The server hears notifications (PostgreSQL: its first heartbeat came back).
-      await until(() => server.app.cache.stats().answering, 5000, 'the change feed');
+      await eventually(() => server.app.cache.stats().answering, 'the change feed');
       const kept = await createKey(handle);
       const revoked = await createKey(handle);
       // Used first, so that the server holds it in memory; a WebSocket connection opened with it.
@@ -372,7 +371,7 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
       const sse = subscribeOverSse(url, ['demo@me'], xApiKey(revoked.key));
       const keptStream = await openRestStream(url, 'demo@me', bearer(kept.key));
       const open = () => Object.values(servers[0]?.app.live.stats().open ?? {}).reduce((a, b) => a + b, 0);
-      await until(() => open() === 3, 2000, 'three open subscriptions');
+      await eventually(() => open() === 3, 'three open subscriptions');
       expect(await revokeApiKey(handle.db, revoked.id)).toBe('revoked');
       // Its open streams end; the other key's stays.
       await stream.waitForEnd(2000);
@@ -407,7 +406,7 @@ describe.each(databaseKinds())('API keys on %s', (kind) => {
         { query: '{ profile(name: "demo@me") { name } }' },
         { next: () => {}, error: () => {}, complete: () => {} },
       );
-      await until(() => closed !== undefined, 2000, 'the connection to close');
+      await eventually(() => closed !== undefined, 'the connection to close');
       expect(closed).toMatchObject({ code: 4401, reason: 'Invalid API key' });
       await connection.dispose();
       expect((await fetch(`${url}/api/demo@me`, { headers: bearer(kept.key) })).status).toBe(200);

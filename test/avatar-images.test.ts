@@ -37,6 +37,7 @@ import { formatFromAccept } from '../src/service/avatars.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
+import { eventually } from './support/eventually.js';
 import {
   claimingPng,
   holding,
@@ -79,16 +80,6 @@ const ENV = {
 const originProcesses = (of = process.pid) =>
   processTree(of).filter((entry) => entry.ppid === of && entry.command.includes('nps-avatar-origins'));
 const originPids = () => originProcesses().map((entry) => entry.pid);
-
-/** `read()` once `done` holds for it, read every 20 ms: for what has no event to wait for (/proc). */
-async function until<T>(read: () => T, done: (value: T) => boolean): Promise<T> {
-  let value = read();
-  while (!done(value)) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    value = read();
-  }
-  return value;
-}
 
 /** A handler that answers after `ms`, counting on the caller to have served the bytes. */
 const slowly =
@@ -1058,21 +1049,15 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
     const output = collectOutput(service);
     try {
       // Two Node processes start from the sources (tsx): on a loaded machine that takes a while.
-      expect(
-        await until(
-          () => output.stdout,
-          (text) => text.includes('\n') || service.exitCode !== null,
-        ),
-      ).toBe('variant\n');
+      await eventually(() => output.stdout.includes('\n') || service.exitCode !== null, {
+        what: 'the variant (or the service to end)',
+        withinMs: 100_000,
+      });
+      expect(output.stdout).toBe('variant\n');
       const [child] = originProcesses(service.pid);
       if (child === undefined) throw new Error(`no origin process under the service: ${output.stderr}`);
       service.kill('SIGKILL');
-      expect(
-        await until(
-          () => isStillRunning(child),
-          (running) => !running,
-        ),
-      ).toBe(false);
+      await eventually(() => !isStillRunning(child), { what: 'the origin process to end', withinMs: 15_000 });
     } finally {
       service.kill('SIGKILL');
       await origin.close();

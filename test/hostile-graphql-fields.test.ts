@@ -18,7 +18,7 @@ import WebSocket, { type RawData } from 'ws';
 import { seedDemoData } from '../src/data/seed.js';
 import { GRAPHQL_PATH_RERUN, startTestServer, type TestServer } from './support/app-server.js';
 import { useTestDatabase } from './support/databases.js';
-import { until } from './support/live-clients.js';
+import { eventually } from './support/eventually.js';
 import { type CapturedLog, captureLog, type PrintWatch, printedOutsideTheLog } from './support/log-capture.js';
 import { type RawClient, type RawResponse, rawClient } from './support/raw-http.js';
 
@@ -189,10 +189,10 @@ class RawConnection {
     return connection;
   }
 
-  /** Resolves once `done` holds, checked at each message and at the close; rejects after 5 s. */
+  /** Resolves once `done` holds, checked at each message and at the close; rejects after 15 s. */
   until(done: () => boolean): Promise<void> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no answer within 5 s')), 5000);
+      const timer = setTimeout(() => reject(new Error('no answer within 15 s')), 15_000);
       const check = () => {
         if (done()) {
           clearTimeout(timer);
@@ -433,9 +433,9 @@ describe('hostile GraphQL request fields', () => {
         const before = openSubscriptions();
         const message = `{"id":"${id}","type":"subscribe","payload":${payload}}`;
         own.socket.send(message);
-        await until(() => openSubscriptions() > before, 5000, 'the subscription to start');
+        await eventually(() => openSubscriptions() > before, 'the subscription to start');
         own.socket.send(message);
-        await own.until(() => false).catch(() => {});
+        await own.until(() => own.closed !== undefined);
         expect(own.closed?.code).toBe(4409);
         expect(Buffer.byteLength(own.closed?.reason ?? '')).toBeLessThanOrEqual(123);
       },
@@ -453,7 +453,7 @@ describe('hostile GraphQL request fields', () => {
         (own.socket as unknown as { _socket: import('node:net').Socket })._socket.write(
           Buffer.from([0x81, 0x82, 0, 0, 0, 0, 0xff, 0xfe]),
         );
-      await own.until(() => false).catch(() => {});
+      await own.until(() => own.closed !== undefined);
       expect(own.closed?.code).toBe(code);
       expect(log.find('info', 'graphql-ws connection refused a frame')).toHaveLength(1);
     });

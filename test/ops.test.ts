@@ -95,6 +95,8 @@ describe.skipIf(GRAPHQL_PATH_RERUN)('health, readiness and metrics endpoints', (
       metrics.value('http_requests_total', { method: 'GET', route: '/healthz', status: '200' }),
     ).toBeGreaterThanOrEqual(2);
     expect(metrics.value('http_requests_total', { method: 'GET', route: UNMATCHED_ROUTE, status: '404' })).toBe(1);
+    // Only the /metrics request itself is unanswered while it is read.
+    expect(metrics.value('http_requests_in_flight')).toBe(1);
     expect(
       metrics.value('http_request_duration_seconds_count', { route: '/healthz', status: '200' }),
     ).toBeGreaterThanOrEqual(2);

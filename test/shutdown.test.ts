@@ -12,6 +12,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from './support/databases.js';
 import { eventually } from './support/eventually.js';
+import { readMetrics } from './support/metrics.js';
 import { createProxiedDemoDatabase, type ProxiedDatabase } from './support/proxied-database.js';
 import { statusOnNewConnection } from './support/raw-http.js';
 import { startServerProcess } from './support/server-process.js';
@@ -58,8 +59,6 @@ async function openSilentConnection(url: string): Promise<{ closed: Promise<stri
   });
   return { closed };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('shutdown of an idle service (embedded database)', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
@@ -130,11 +129,12 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
           answered += 1;
         }),
       );
-      // Long enough for the service to have read all 20 requests even on a busy machine (a
-      // connection whose request has not arrived yet counts as idle and is closed at once),
-      // short of the first answers. A fixed time: the service shows no request before its
-      // answer (no gauge of requests in flight, no log line as one arrives).
-      await sleep(400);
+      // Every request read before the signal (a connection whose request has not arrived yet
+      // counts as idle and is closed at once): the gauge counts the 20 and the /metrics request.
+      await eventually(
+        async () => (await readMetrics(service.url)).value('http_requests_in_flight') === 21,
+        'the burst in flight',
+      );
       const signalledAt = Date.now();
       service.signal('SIGTERM');
       // The listener closes once the live-update streams have ended: from then on, refused.
@@ -172,8 +172,11 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('shutdown during a 
       expect((await lookUpProfile(service.url)).status).toBe(200);
       proxy.setLatency(3000);
       const slow = lookUpProfile(service.url).catch((error: unknown) => error);
-      // The request must have been read before the signal (see the burst above for why a fixed time).
-      await sleep(200);
+      // Read before the signal: the slow request and the /metrics request.
+      await eventually(
+        async () => (await readMetrics(service.url)).value('http_requests_in_flight') === 2,
+        'the slow request in flight',
+      );
       service.signal('SIGTERM');
       expect(await service.exited).toEqual({ code: 0, signal: null });
       // The request that outlived the bound was cut off, not answered.

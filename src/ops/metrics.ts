@@ -18,6 +18,8 @@ export interface Metrics {
   readonly registry: Registry;
   /** Requests answered and their durations (`http_request_duration_seconds`; `http_requests_total` counts its observations). */
   readonly httpRequestDuration: LatencyHistogram<'method' | 'route' | 'status'>;
+  /** Requests received and not answered yet (`http_requests_in_flight`). */
+  readonly httpRequestsInFlight: Gauge;
   /** Requests (or GraphQL fields) refused because a rate-limit budget was used up. */
   readonly rateLimitRejections: Counter<'budget'>;
   readonly graphqlOperationDuration: LatencyHistogram<'operation' | 'type' | 'outcome'>;
@@ -52,6 +54,11 @@ export function createMetrics(database: DatabaseHandle, cacheStats: () => Profil
     httpRequestDuration,
   ).register(own);
   httpRequestDuration.register(own);
+  const httpRequestsInFlight = new Gauge({
+    name: 'http_requests_in_flight',
+    help: 'Requests received whose answer is not done yet (this one included, when read over HTTP).',
+    registers: [own],
+  });
   const rateLimitRejections = new Counter({
     name: 'rate_limit_rejections_total',
     help: 'Requests or GraphQL fields refused because the client used up a rate-limit budget.',
@@ -74,6 +81,7 @@ export function createMetrics(database: DatabaseHandle, cacheStats: () => Profil
   return {
     registry,
     httpRequestDuration,
+    httpRequestsInFlight,
     rateLimitRejections,
     graphqlOperationDuration,
     render: () => registry.metrics(),

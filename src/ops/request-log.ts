@@ -29,7 +29,9 @@ export type RequestObserver = (req: IncomingMessage, res: ServerResponse, route:
 export function createRequestObserver({ logger, metrics, notes, quietRoutes }: RequestObserverDeps): RequestObserver {
   return (req, res, route) => {
     const started = process.hrtime.bigint();
+    metrics.httpRequestsInFlight.inc();
     res.once('close', () => {
+      metrics.httpRequestsInFlight.dec();
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const method = req.method ?? 'UNKNOWN';
       const status = res.writableFinished ? String(res.statusCode) : ABORTED_STATUS;

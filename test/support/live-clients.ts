@@ -37,15 +37,6 @@ export interface Received<T> {
   stop(): void;
 }
 
-/**
- * @deprecated Use `eventually` (./eventually.ts). Kept only for test/api-keys.test.ts and
- * test/api-keys-instances.test.ts, which were being changed elsewhere when the other suites moved
- * to `eventually`; remove it once they have moved too.
- */
-export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  await eventually(check, { what, withinMs: timeoutMs, everyMs: 10 });
-}
-
 function received<T>(stop: () => void): Received<T> {
   const state: Received<T> = {
     events: [],
