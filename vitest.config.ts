@@ -26,6 +26,7 @@ const SYSTEM_SUITES = [
   'test/ops-workers.test.ts',
   'test/live-updates-processes.test.ts',
   'test/edge-purge-processes.test.ts',
+  'test/webhooks-processes.test.ts',
   // Varnish with the xkey vmod
   'test/edge-cache-varnish.test.ts',
 ];

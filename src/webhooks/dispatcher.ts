@@ -43,8 +43,12 @@ const QUEUE_BATCH = 1000;
 /** Attempts each endpoint's deliveries log keeps. */
 const DELIVERIES_KEPT = 1000;
 const PRUNE_EVERY_MS = 10 * 60 * 1000;
-/** A claim outlives the delivery's timeout by this much, so that a slow answer is not delivered twice. */
-const CLAIM_MARGIN_MS = 10_000;
+/**
+ * A claim outlives the delivery's timeout by this much, so that a slow answer is not delivered
+ * twice. With a pass every POLL_MS, a killed process's claims are taken by another within
+ * WEBHOOK_TIMEOUT_MS + 10 s (the contract): this margin, a poll, and a second for the pass.
+ */
+const CLAIM_MARGIN_MS = 8000;
 /** Without an active endpoint, whether one appeared (made by another process) is asked this often. */
 const IDLE_CHECK_MS = 10_000;
 
