@@ -203,6 +203,15 @@ describe.each(databaseKinds())('webhook deliveries on %s', (kind) => {
     target.answer((_request, index) =>
       index === 0 ? { status: 500 } : index === 1 ? { status: 429, headers: { 'Retry-After': '1' } } : { status: 204 },
     );
+    const figures = async () => {
+      const metrics = await readMetrics(server.url);
+      return [
+        metrics.total('webhook_delivery_seconds_count'),
+        metrics.value('webhook_deliveries_total', { outcome: 'retrying' }) ?? 0,
+        metrics.value('webhook_deliveries_total', { outcome: 'delivered' }) ?? 0,
+      ];
+    };
+    const [timedBefore = 0, retryingBefore = 0, deliveredBefore = 0] = await figures();
     await apply(profile(`ada@${space}`, 'one'));
     await eventually(() => target.requests.length === 3, 'three attempts');
     const ids = target.requests.map((request) => request.headers['webhook-id']);
@@ -221,6 +230,11 @@ describe.each(databaseKinds())('webhook deliveries on %s', (kind) => {
     ]);
     expect(log[0]?.nextAttemptAt).toBeNull();
     expect(log[1]?.nextAttemptAt).toBeInstanceOf(Date);
+    // The suite's other endpoints may still be at work: at least this endpoint's attempts.
+    const [timed = 0, retrying = 0, delivered = 0] = await figures();
+    expect(timed - timedBefore).toBeGreaterThanOrEqual(3);
+    expect(retrying - retryingBefore).toBeGreaterThanOrEqual(2);
+    expect(delivered - deliveredBefore).toBeGreaterThanOrEqual(1);
   });
 
   it('marks an event failed when the schedule is over, and goes on with the next change', async () => {

@@ -8,14 +8,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
-export type ReceiverAnswer =
+type ReceiverAnswer =
   | { status: number; headers?: Record<string, string> }
   /** Answered only when the test calls `release`. */
   | 'hold'
   /** The socket is destroyed without an answer. */
   | 'close';
 
-export interface ReceivedRequest {
+interface ReceivedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: string;
