@@ -108,6 +108,12 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('webhook deliveries
       ),
     );
     expect(counted.reduce((sum: number, value) => sum + (value ?? 0), 0)).toBe(40);
+    // Without WEBHOOK_SECRET_KEY each process says, once, that secrets are stored in the clear.
+    for (const service of [first, second]) {
+      expect(service.logs.filter((line) => line.msg.startsWith('webhook secrets are stored unencrypted'))).toHaveLength(
+        1,
+      );
+    }
   });
 
   it('a process stopped with SIGTERM gives its claimed events back: the other delivers them at once', async () => {

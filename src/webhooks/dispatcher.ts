@@ -114,6 +114,7 @@ export class WebhookDispatcher {
   #active = true;
   #lastLook = Number.NEGATIVE_INFINITY;
   #waiting = 0;
+  #warnedPlain = false;
 
   constructor(deps: WebhookDispatcherDeps) {
     this.#deps = deps;
@@ -195,6 +196,12 @@ export class WebhookDispatcher {
     if (!this.#active && this.#now() - this.#lastLook < IDLE_CHECK_MS && this.#inFlight.size === 0) return false;
     this.#lastLook = this.#now();
     this.#active = await anyActiveEndpoint(this.#deps.db);
+    if (this.#active && !this.#deps.secrets.encrypts && !this.#warnedPlain) {
+      this.#warnedPlain = true;
+      this.#deps.logger.warn(
+        'webhook secrets are stored unencrypted: set WEBHOOK_SECRET_KEY (64 hex digits) on every instance',
+      );
+    }
     if (this.#active) this.#deps.whileActive?.();
     // Events of disabled endpoints wait too, and the gauge says so while nothing is delivered.
     else this.#waiting = await waitingEvents(this.#deps.db);
@@ -299,7 +306,9 @@ export class WebhookDispatcher {
     }
     const gone = result.status === 410;
     const honoured =
-      result.status === 429 || result.status === 503 ? retryAfterMs(result.retryAfter, this.#now()) : undefined;
+      result.status === 429 || result.status === 503
+        ? retryAfterMs(result.retryAfter, this.#now(), config.disableAfterMs)
+        : undefined;
     const delay = gone ? undefined : retryDelayMs(config.retrySchedule, event.attempt, honoured);
     const retryAt = delay === undefined ? null : new Date(this.#now() + delay);
     const attempt: Attempt = { status: result.status, durationMs, error: result.error, nextAttemptAt: retryAt };

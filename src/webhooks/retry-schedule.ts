@@ -23,11 +23,21 @@ export function retryDelayMs(
   return Math.max(jittered, retryAfterMs ?? 0);
 }
 
-/** A Retry-After header in milliseconds from `now`: seconds, or an HTTP date; undefined otherwise. */
-export function retryAfterMs(header: string | undefined, now = Date.now()): number | undefined {
+/**
+ * A Retry-After header in milliseconds from `now`: seconds, or an HTTP date; undefined otherwise.
+ * At most `ceilingMs` (WEBHOOK_DISABLE_AFTER): a receiver asking for years would otherwise hold
+ * its events, and every newer change of their names, without ever failing long enough to be
+ * disabled.
+ */
+export function retryAfterMs(header: string | undefined, now: number, ceilingMs: number): number | undefined {
   if (header === undefined) return undefined;
   const value = header.trim();
-  if (/^[0-9]{1,9}$/.test(value)) return Number(value) * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(date - now, 0);
+  let wait: number | undefined;
+  if (/^[0-9]+$/.test(value)) wait = Number(value) * 1000;
+  // An HTTP date as senders write it (IMF-fixdate): Date.parse alone reads "1.5" as a date.
+  else if (/^[A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2} GMT$/.test(value)) {
+    const date = Date.parse(value);
+    wait = Number.isNaN(date) ? undefined : Math.max(date - now, 0);
+  }
+  return wait === undefined ? undefined : Math.min(wait, ceilingMs);
 }
