@@ -139,16 +139,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         .start()
         .catch((error: unknown) => logger.warn({ reason: describeFailure(error) }, 'change feed not started')),
   });
-  feed.deliverTo(cache, live, edgeFeedHandlers(edge, purging?.purger), apiKeyFeedHandlers(apiKeys, live, logger), {
-    onChange: () => dispatcher.wake(),
-    onLive: () => dispatcher.wake(),
-    onLost: () => {},
-  });
-  if (config.profileCacheSize > 0 || edge.purging) await feed.start();
-  registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
-  const retention = new ChangeLogRetention(database.db, config.changeLogRetentionDays, logger);
-  retention.start();
-  registerChangeLogMetrics(operations.metrics.registry, () => retention.figures());
+  // Before the feed's handlers, which wake it: the feed may go live while the app is still being made.
   const webhookTarget = { policy: createAddressPolicy(config.webhooks.privateOrigins) };
   const secrets = new SecretStore(config.webhooks.secretKey);
   const dispatcher: WebhookDispatcher = new WebhookDispatcher({
@@ -164,6 +155,16 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         .start()
         .catch((error: unknown) => logger.warn({ reason: describeFailure(error) }, 'change feed not started')),
   });
+  feed.deliverTo(cache, live, edgeFeedHandlers(edge, purging?.purger), apiKeyFeedHandlers(apiKeys, live, logger), {
+    onChange: () => dispatcher.wake(),
+    onLive: () => dispatcher.wake(),
+    onLost: () => {},
+  });
+  if (config.profileCacheSize > 0 || edge.purging) await feed.start();
+  registerLiveUpdateMetrics(operations.metrics.registry, () => live.stats());
+  const retention = new ChangeLogRetention(database.db, config.changeLogRetentionDays, logger);
+  retention.start();
+  registerChangeLogMetrics(operations.metrics.registry, () => retention.figures());
   const webhooks = createWebhooks({
     reads: webhookReads(database),
     checkUrl: (url) => refusedWebhookUrl(url, webhookTarget),
