@@ -11,16 +11,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { IMAGE_OUTCOMES } from '../src/avatars/avatar-images.js';
+import { EXPECTED_JSON_MESSAGE, INVALID_JSON_BODY_MESSAGE } from '../src/http/json-body.js';
 import { requestBodyTooLargeMessage } from '../src/http/request-body.js';
 import { tooManyRequestsMessage } from '../src/limits/rate-limit.js';
 import { INVALID_EMAIL_MESSAGE } from '../src/names/email.js';
 import { INVALID_NAME_MESSAGE } from '../src/names/name-id.js';
-import {
-  EXPECTED_JSON_MESSAGE,
-  INVALID_JSON_BODY_MESSAGE,
-  MAX_BATCH_BODY_BYTES,
-  NAMES_REQUIRED_MESSAGE,
-} from '../src/rest/batch.js';
+import { MAX_BATCH_BODY_BYTES, NAMES_REQUIRED_MESSAGE } from '../src/rest/batch.js';
 import {
   INVALID_FALLBACK_MESSAGE,
   INVALID_FORMAT_MESSAGE,
