@@ -36,6 +36,11 @@ import { INTERNAL_SERVER_ERROR_MESSAGE, SERVICE_UNAVAILABLE_MESSAGE } from '../s
 import { NO_NAMES_MESSAGE } from '../src/service/live-updates.js';
 import { MISSING_PARAMETERS_MESSAGE, TOO_MANY_NAMES_MESSAGE } from '../src/service/profiles-service.js';
 import { INVALID_RESOURCE_MESSAGE, RESOURCE_REQUIRED_MESSAGE } from '../src/service/webfinger.js';
+import {
+  API_KEY_REQUIRED_MESSAGE,
+  TOO_MANY_WEBHOOKS_MESSAGE,
+  WEBHOOK_NOT_FOUND_MESSAGE,
+} from '../src/service/webhooks.js';
 import { CONTRACT_EXAMPLE } from './support/contract-example.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -188,6 +193,9 @@ describe('docs/contract.md', () => {
       RESOURCE_REQUIRED_MESSAGE,
       INVALID_RESOURCE_MESSAGE,
       NO_NAMES_MESSAGE,
+      API_KEY_REQUIRED_MESSAGE,
+      WEBHOOK_NOT_FOUND_MESSAGE,
+      TOO_MANY_WEBHOOKS_MESSAGE,
       SERVICE_UNAVAILABLE_MESSAGE,
       INTERNAL_SERVER_ERROR_MESSAGE,
       tooManyRequestsMessage(42).replace('42', 'N'),
