@@ -35,6 +35,7 @@ import { UNMATCHED_ROUTE } from './ops/request-log.js';
 import { startTracing, type Tracing } from './ops/tracing.js';
 import { registerWebhookMetrics } from './ops/webhook-metrics.js';
 import { createAddressPolicy } from './outbound/address-policy.js';
+import type { Resolver } from './outbound/checked-target.js';
 import { answerUndecodableApiUrl } from './rest/fallbacks.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { apiKeyFeedHandlers } from './service/api-key-feed.js';
@@ -48,6 +49,7 @@ import { ProfileCache } from './service/profile-cache.js';
 import { createProfilesService, type ProfilesService } from './service/profiles-service.js';
 import { createVCardService } from './service/vcard.js';
 import { createWebFingerService } from './service/webfinger.js';
+import { webhookBudget } from './service/webhook-budget.js';
 import { createWebhooks } from './service/webhooks.js';
 import { refusedWebhookUrl, webhookPoster } from './webhooks/delivery.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -98,6 +100,11 @@ export interface AppOptions {
    * origin process at the service's priority, so answers do not depend on spare CPU).
    */
   avatarImages?: Pick<AvatarImagesOptions, 'clock' | 'idlePriority'>;
+  /**
+   * How webhook URLs' host names are resolved, at creation and at each delivery (tests: names
+   * that resolve to the addresses under test, without a DNS server).
+   */
+  webhookResolve?: Resolver;
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
@@ -139,8 +146,11 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         .start()
         .catch((error: unknown) => logger.warn({ reason: describeFailure(error) }, 'change feed not started')),
   });
-  // The dispatcher exists before the feed is wired to it: a feed that is live at once wakes it.
-  const webhookTarget = { policy: createAddressPolicy(config.webhooks.privateOrigins) };
+  // Before the feed's handlers, which wake it: the feed may go live while the app is still being made.
+  const webhookTarget = {
+    policy: createAddressPolicy(config.webhooks.privateOrigins),
+    ...(options.webhookResolve === undefined ? {} : { resolve: options.webhookResolve }),
+  };
   const secrets = new SecretStore(config.webhooks.secretKey);
   const dispatcher: WebhookDispatcher = new WebhookDispatcher({
     db: database.db,
@@ -197,7 +207,18 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
 
   const router = new Router({ onBadUrl: answerUndecodableApiUrl });
   operations.registerRoutes(router);
-  registerRestRoutes(router, { profiles, avatars, vcards, webfinger, live, webhooks, config, logger, edge });
+  registerRestRoutes(router, {
+    profiles,
+    avatars,
+    vcards,
+    webfinger,
+    live,
+    webhooks,
+    webhookBudget: webhookBudget(limits.profile),
+    config,
+    logger,
+    edge,
+  });
   const graphql = createGraphQLServer({
     profiles,
     avatars,

@@ -21,7 +21,7 @@ const CLIENT = () => '192.0.2.1';
 const silent = createLogger('silent', { pretty: false });
 const config = { apiKeyProfileLimit: 111, apiKeyOwnerCheckLimit: 22, apiKeyCacheSize: 100 };
 
-/** The handle, with its reads on the primary counted. */
+/** The handle, with its statements on the primary (reads, and the last-use write) counted. */
 function counted(handle: DatabaseHandle): { database: DatabaseHandle; reads: () => number } {
   let reads = 0;
   const database: DatabaseHandle = {
@@ -29,6 +29,10 @@ function counted(handle: DatabaseHandle): { database: DatabaseHandle; reads: () 
     readPrimary: (read) => {
       reads += 1;
       return handle.readPrimary(read);
+    },
+    writePrimary: (write) => {
+      reads += 1;
+      return handle.writePrimary(write);
     },
   };
   return { database, reads: () => reads };

@@ -11,16 +11,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { IMAGE_OUTCOMES } from '../src/avatars/avatar-images.js';
+import { EXPECTED_JSON_MESSAGE, INVALID_JSON_BODY_MESSAGE } from '../src/http/json-body.js';
 import { requestBodyTooLargeMessage } from '../src/http/request-body.js';
 import { tooManyRequestsMessage } from '../src/limits/rate-limit.js';
 import { INVALID_EMAIL_MESSAGE } from '../src/names/email.js';
 import { INVALID_NAME_MESSAGE } from '../src/names/name-id.js';
-import {
-  EXPECTED_JSON_MESSAGE,
-  INVALID_JSON_BODY_MESSAGE,
-  MAX_BATCH_BODY_BYTES,
-  NAMES_REQUIRED_MESSAGE,
-} from '../src/rest/batch.js';
+import { MAX_BATCH_BODY_BYTES, NAMES_REQUIRED_MESSAGE } from '../src/rest/batch.js';
 import {
   INVALID_FALLBACK_MESSAGE,
   INVALID_FORMAT_MESSAGE,
@@ -40,6 +36,11 @@ import { INTERNAL_SERVER_ERROR_MESSAGE, SERVICE_UNAVAILABLE_MESSAGE } from '../s
 import { NO_NAMES_MESSAGE } from '../src/service/live-updates.js';
 import { MISSING_PARAMETERS_MESSAGE, TOO_MANY_NAMES_MESSAGE } from '../src/service/profiles-service.js';
 import { INVALID_RESOURCE_MESSAGE, RESOURCE_REQUIRED_MESSAGE } from '../src/service/webfinger.js';
+import {
+  API_KEY_REQUIRED_MESSAGE,
+  TOO_MANY_WEBHOOKS_MESSAGE,
+  WEBHOOK_NOT_FOUND_MESSAGE,
+} from '../src/service/webhooks.js';
 import { CONTRACT_EXAMPLE } from './support/contract-example.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -192,6 +193,9 @@ describe('docs/contract.md', () => {
       RESOURCE_REQUIRED_MESSAGE,
       INVALID_RESOURCE_MESSAGE,
       NO_NAMES_MESSAGE,
+      API_KEY_REQUIRED_MESSAGE,
+      WEBHOOK_NOT_FOUND_MESSAGE,
+      TOO_MANY_WEBHOOKS_MESSAGE,
       SERVICE_UNAVAILABLE_MESSAGE,
       INTERNAL_SERVER_ERROR_MESSAGE,
       tooManyRequestsMessage(42).replace('42', 'N'),

@@ -17,12 +17,13 @@ import type { DatabaseHandle } from '../src/db/database.js';
 import { openDatabase } from '../src/db/database.js';
 import { generateApiKey } from '../src/limits/api-keys.js';
 import { UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
+import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { ndjson } from './support/data-files.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { serve, startImageOrigin, transparentPng } from './support/image-origin.js';
 
-type Method = 'get' | 'head' | 'post';
+type Method = 'get' | 'head' | 'post' | 'delete';
 
 interface HeaderObject {
   $ref?: string;
@@ -76,7 +77,32 @@ const SEARCH = '/api/search';
 const WALLET = '/api/wallet/{address}';
 const CHANGES = '/api/changes';
 const CHANGE_EVENTS = '/api/changes/events';
+const WEBHOOKS = '/api/webhooks';
+const WEBHOOK = '/api/webhooks/{id}';
+const WEBHOOK_ENABLE = '/api/webhooks/{id}/enable';
+const WEBHOOK_ROTATE = '/api/webhooks/{id}/rotate-secret';
+const WEBHOOK_DELIVERIES = '/api/webhooks/{id}/deliveries';
+const WEBHOOK_REPLAY = '/api/webhooks/{id}/replay';
 const DEMO_ETH = '0x0000000000000000000000000000000000de0000';
+/** Where the webhooks of these tests would deliver: a closed port of 127.0.0.1. */
+const RECEIVER = 'http://127.0.0.1:1/hook';
+
+/** Each operation of the webhook paths, on the endpoint `id`: its path, method, URL and body. */
+function webhookCalls(id: string, after: string): Array<[string, Method, string, string | undefined]> {
+  return [
+    [WEBHOOKS, 'get', WEBHOOKS, undefined],
+    [WEBHOOKS, 'head', WEBHOOKS, undefined],
+    [WEBHOOKS, 'post', WEBHOOKS, JSON.stringify({ url: RECEIVER })],
+    [WEBHOOK, 'get', `${WEBHOOKS}/${id}`, undefined],
+    [WEBHOOK, 'head', `${WEBHOOKS}/${id}`, undefined],
+    [WEBHOOK_ENABLE, 'post', `${WEBHOOKS}/${id}/enable`, undefined],
+    [WEBHOOK_ROTATE, 'post', `${WEBHOOKS}/${id}/rotate-secret`, undefined],
+    [WEBHOOK_DELIVERIES, 'get', `${WEBHOOKS}/${id}/deliveries`, undefined],
+    [WEBHOOK_DELIVERIES, 'head', `${WEBHOOKS}/${id}/deliveries`, undefined],
+    [WEBHOOK_REPLAY, 'post', `${WEBHOOKS}/${id}/replay`, JSON.stringify({ after })],
+    [WEBHOOK, 'delete', `${WEBHOOKS}/${id}`, undefined],
+  ];
+}
 
 /** One request for each documented lookup path that finds something, misses, and is invalid. */
 const LOOKUPS = [
@@ -173,10 +199,24 @@ describe('OpenAPI document', () => {
 
   /** A method the path does not serve: the 405 every operation of the path documents. */
   async function methodNotAllowed(path: string, url: string): Promise<void> {
-    const operations = (['get', 'head', 'post'] as const).filter((method) => document.paths[path]?.[method]);
+    const operations = (['get', 'head', 'post', 'delete'] as const).filter((method) => document.paths[path]?.[method]);
     for (const method of operations) {
-      await check(path, method, await fetch(`${server.url}${url}`, { method: 'DELETE' }));
+      await check(path, method, await fetch(`${server.url}${url}`, { method: 'PUT' }));
     }
+  }
+
+  /** One webhook call, checked against its operation. */
+  async function checkWebhookCall(
+    target: TestServer,
+    [path, method, url, body]: [string, Method, string, string | undefined],
+    headers: Record<string, string>,
+  ): Promise<void> {
+    const init: RequestInit = {
+      method: method.toUpperCase(),
+      headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body }),
+    };
+    await check(path, method, await fetch(`${target.url}${url}`, init));
   }
 
   /** A server of its own for budgets, and one for a database that is down or broken. */
@@ -223,6 +263,12 @@ describe('OpenAPI document', () => {
       WALLET,
       CHANGES,
       CHANGE_EVENTS,
+      WEBHOOKS,
+      WEBHOOK,
+      WEBHOOK_ENABLE,
+      WEBHOOK_ROTATE,
+      WEBHOOK_DELIVERIES,
+      WEBHOOK_REPLAY,
     ]);
     expect(document.servers).toEqual([{ url: PUBLIC_URL, description: expect.any(String) }]);
   });
@@ -324,6 +370,69 @@ describe('OpenAPI document', () => {
     await getAndHead(server, CHANGES, `${CHANGES}?after=${first.next}`);
   });
 
+  it('describes every answer of the webhook endpoints', async () => {
+    // 127.0.0.1 let through, so that endpoints can be made without an address outside the machine.
+    await withServer(handle, { WEBHOOK_PRIVATE_ORIGINS: '127.0.0.1/32' }, async (own) => {
+      const key = await createKey(handle);
+      const auth = { Authorization: `Bearer ${key.key}` };
+      const post = (url: string, body: string, headers: Record<string, string> = auth, type = 'application/json') =>
+        fetch(`${own.url}${url}`, { method: 'POST', headers: { ...headers, 'Content-Type': type }, body });
+      const made = await post(WEBHOOKS, JSON.stringify({ url: RECEIVER }));
+      const { id } = (await made.clone().json()) as { id: string };
+      await check(WEBHOOKS, 'post', made);
+      const start = ((await (await fetch(`${own.url}${CHANGES}?after=now`)).json()) as { next: string }).next;
+      const calls = webhookCalls(id, start);
+
+      // Every call as it succeeds, then without a key, with an unknown key and with a key in the URL.
+      for (const webhookCall of calls) await checkWebhookCall(own, webhookCall, auth);
+      const again = webhookCalls(
+        ((await (await post(WEBHOOKS, JSON.stringify({ url: RECEIVER }))).json()) as { id: string }).id,
+        start,
+      );
+      for (const webhookCall of again) {
+        const [path, method, url, body] = webhookCall;
+        await checkWebhookCall(own, webhookCall, {});
+        await checkWebhookCall(own, webhookCall, { 'X-API-Key': `nps_${'0'.repeat(40)}` });
+        await checkWebhookCall(own, [path, method, `${url}?api_key=x`, body], {});
+      }
+      // Not found: the endpoint deleted by the last call of `calls`.
+      for (const webhookCall of calls.filter(([path]) => path !== WEBHOOKS)) {
+        await checkWebhookCall(own, webhookCall, auth);
+      }
+
+      // Bad input, bodies of the wrong form, and the eleventh endpoint.
+      await check(WEBHOOKS, 'post', await post(WEBHOOKS, JSON.stringify({ url: 'https://169.254.169.254/' })));
+      await check(WEBHOOKS, 'post', await post(WEBHOOKS, JSON.stringify({ url: RECEIVER, names: ['bad'] })));
+      await check(WEBHOOKS, 'post', await post(WEBHOOKS, 'x'.repeat(70_000)));
+      await check(WEBHOOKS, 'post', await post(WEBHOOKS, '{}', auth, 'text/plain'));
+      for (let i = 0; i < 10; i += 1) await post(WEBHOOKS, JSON.stringify({ url: RECEIVER }));
+      await check(WEBHOOKS, 'post', await post(WEBHOOKS, JSON.stringify({ url: RECEIVER })));
+      const listed = (await (await fetch(`${own.url}${WEBHOOKS}`, { headers: auth })).json()) as {
+        webhooks: Array<{ id: string }>;
+      };
+      const kept = listed.webhooks[0]?.id ?? '';
+      const deliveries = `${WEBHOOKS}/${kept}/deliveries`;
+      await getAndHead(own, WEBHOOK_DELIVERIES, `${deliveries}?limit=0`, { headers: auth });
+      const replay = `${WEBHOOKS}/${kept}/replay`;
+      await check(WEBHOOK_REPLAY, 'post', await post(replay, JSON.stringify({ after: 'x' })));
+      await check(WEBHOOK_REPLAY, 'post', await post(replay, JSON.stringify({ after: 'x'.repeat(70_000) })));
+      await check(WEBHOOK_REPLAY, 'post', await post(replay, '{}', auth, 'text/plain'));
+      await importLines(handle.db, ndjson({ kind: 'profile', name: 'openapi-hook@me', creatorEmail: 'x@example.com' }));
+      expect(await pruneLog(handle.db, new Date(Date.now() + 60_000))).toBeGreaterThan(0);
+      await check(WEBHOOK_REPLAY, 'post', await post(replay, JSON.stringify({ after: start })));
+
+      // A key whose budget is spent: 429 on every call.
+      const limited = await createKey(handle, { profileLimit: 1 });
+      const limitedAuth = { Authorization: `Bearer ${limited.key}` };
+      await fetch(`${own.url}${WEBHOOKS}`, { headers: limitedAuth });
+      for (const webhookCall of calls) await checkWebhookCall(own, webhookCall, limitedAuth);
+
+      for (const path of [WEBHOOKS, WEBHOOK, WEBHOOK_ENABLE, WEBHOOK_ROTATE, WEBHOOK_DELIVERIES, WEBHOOK_REPLAY]) {
+        await methodNotAllowed(path, path.replace('{id}', kept));
+      }
+    });
+  });
+
   it('describes every answer of the batch lookup by POST', async () => {
     const post = (target: TestServer, body: string, type = 'application/json') =>
       fetch(`${target.url}${BATCH}`, { method: 'POST', headers: { 'Content-Type': type }, body });
@@ -405,8 +514,14 @@ describe('OpenAPI document', () => {
     }
   });
 
-  /** Each lookup, the owner check and the batch POST once (GET and HEAD), on a failing database. */
+  /**
+   * Each lookup, the owner check, the batch POST and every webhook call once (GET and HEAD), on a
+   * failing database.
+   */
   async function everyLookupOn(target: TestServer): Promise<void> {
+    // The key cannot be checked: the answer is the database's failure.
+    const keyed = { 'X-API-Key': generateApiKey() };
+    for (const webhookCall of webhookCalls('wh_x', 'Y2wxOjE6MQ')) await checkWebhookCall(target, webhookCall, keyed);
     for (const lookup of LOOKUPS) await getAndHead(target, lookup.path, lookup.found);
     await getAndHead(target, OWNER_CHECK, '/api/owner-check?email=a@example.com&name=demo@me');
     const post = await fetch(`${target.url}${BATCH}`, {

@@ -1,7 +1,7 @@
 /**
- * The frame shared by the commands (migrate, seed, import, export, gen, schema, keys): help,
- * configuration, opening the database, and turning every failure into one clear line on stderr
- * with an exit code (1: the command failed, 2: bad usage or configuration) instead of a stack
+ * The frame shared by the commands (migrate, seed, import, export, gen, schema, keys, webhooks):
+ * help, configuration, opening the database, and turning every failure into one clear line on
+ * stderr with an exit code (1: the command failed, 2: bad usage or configuration) instead of a stack
  * trace. Each command is in ./commands/ and reads and writes through a CommandIo; the scripts
  * npm runs (./<command>.ts) run it as the process, and tests can run it in theirs.
  */

@@ -9,9 +9,8 @@
  * keys in the order first asked; each document is the profile's ready bytes, embedded as they are.
  */
 import { createHash } from 'node:crypto';
-import { decodeBody, unsupportedCharset, unsupportedCoding } from '../http/body-coding.js';
 import { sendEncoded } from '../http/compression.js';
-import { declaredTooLarge, mediaTypeOf, readBody, requestBodyTooLargeMessage } from '../http/request-body.js';
+import { INVALID_JSON_BODY_MESSAGE, readJsonObject } from '../http/json-body.js';
 import { JSON_CONTENT_TYPE, sendError } from '../http/respond.js';
 import { canonicalName, INVALID_NAME_MESSAGE, isNameList } from '../names/name-id.js';
 import type { Profile } from '../profiles/profile.js';
@@ -41,8 +40,6 @@ import { type ServiceCall, serviceHandler } from './service-handler.js';
 import { sendValidated } from './validated-answer.js';
 
 export const NAMES_REQUIRED_MESSAGE = 'The names parameter is required';
-export const INVALID_JSON_BODY_MESSAGE = 'Invalid JSON body';
-export const EXPECTED_JSON_MESSAGE = 'Expected application/json';
 /** 100 names of the longest kind, percent-free JSON, fit in about 40 KiB. */
 export const MAX_BATCH_BODY_BYTES = 64 * 1024;
 
@@ -75,53 +72,13 @@ async function batchByGet(call: ServiceCall, deps: RestDependencies): Promise<vo
 
 async function batchByPost(call: ServiceCall, deps: RestDependencies): Promise<void> {
   const { req, res } = call;
-  if (mediaTypeOf(req) !== 'application/json') {
-    sendError(req, res, 415, EXPECTED_JSON_MESSAGE, NO_STORE);
-    return;
-  }
-  const tooLargeMessage = requestBodyTooLargeMessage(MAX_BATCH_BODY_BYTES);
-  // The rest of the body stays unread: closing the connection is cheaper than draining it.
-  const refuse = (status: number, message: string) =>
-    sendError(req, res, status, message, { ...NO_STORE, Connection: 'close' });
-  // The same body codings and charsets as `/graphql` (src/http/body-coding.ts).
-  const unsupported =
-    unsupportedCharset(req.headers['content-type']) ?? unsupportedCoding(req.headers['content-encoding']);
-  if (unsupported !== undefined) {
-    refuse(unsupported.status, unsupported.message);
-    return;
-  }
-  if (declaredTooLarge(req, MAX_BATCH_BODY_BYTES)) {
-    refuse(413, tooLargeMessage);
-    return;
-  }
-  const read = await readBody(req, MAX_BATCH_BODY_BYTES);
-  if (!read.ok) {
-    if (read.reason === 'too-large') refuse(413, tooLargeMessage);
-    else res.destroy();
-    return;
-  }
-  const decoded = await decodeBody(read.body, req.headers['content-encoding'], MAX_BATCH_BODY_BYTES, tooLargeMessage);
-  if (!decoded.ok) {
-    refuse(decoded.status, decoded.message);
-    return;
-  }
-  const names = namesOfBody(decoded.body);
-  if (names === null) sendError(req, res, 400, INVALID_JSON_BODY_MESSAGE, NO_STORE);
+  const body = await readJsonObject(req, res, MAX_BATCH_BODY_BYTES, NO_STORE);
+  if (body === undefined) return;
+  // Other keys are ignored; `names` that is not a list of strings is no batch.
+  const names: unknown = body.names;
+  if (!isNameList(names)) sendError(req, res, 400, INVALID_JSON_BODY_MESSAGE, NO_STORE);
   else if (names.length === 0) sendError(req, res, 400, NAMES_REQUIRED_MESSAGE, NO_STORE);
   else await answerBatch(call, deps, names, 'POST');
-}
-
-/** The `names` of a body `{"names": [<string>, …]}` (other keys are ignored), or null for anything else. */
-function namesOfBody(body: Buffer): string[] | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
-  } catch {
-    return null;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return null;
-  const names: unknown = (parsed as { names?: unknown }).names;
-  return isNameList(names) ? names : null;
 }
 
 async function answerBatch(

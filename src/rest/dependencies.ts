@@ -11,6 +11,7 @@ import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import type { VCardService } from '../service/vcard.js';
 import type { WebFingerService } from '../service/webfinger.js';
+import type { WebhookBudget } from '../service/webhook-budget.js';
 import type { WebhooksService } from '../service/webhooks.js';
 
 export interface RestDependencies {
@@ -20,6 +21,8 @@ export interface RestDependencies {
   webfinger: WebFingerService;
   live: LiveUpdates;
   webhooks: WebhooksService;
+  /** What a webhooks API call needs (a key) and costs (a point of the key's profile budget). */
+  webhookBudget: WebhookBudget;
   config: Config;
   /** The caching headers and tags of public answers (src/edge/edge-caching.ts). */
   edge: EdgeCaching;

@@ -18,6 +18,7 @@ import {
   type ServiceError,
   UnavailableError,
 } from '../service/errors.js';
+import { ApiKeyRequiredError, TooManyWebhooksError, WebhookNotFoundError } from '../service/webhooks.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 
 interface ErrorAnswer {
@@ -33,6 +34,12 @@ function answerFor(error: ServiceError): ErrorAnswer {
     return { status, body: { error: error.message }, headers: { ...headers, 'Retry-After': error.retryAfterSeconds } };
   }
   if (error instanceof CursorExpiredError) return { status: 410, body: { error: error.message }, headers };
+  if (error instanceof ApiKeyRequiredError) {
+    // As the answer to a refused key says it: send a valid key (src/http/api-key-guard.ts).
+    return { status: 401, body: { error: error.message }, headers: { ...headers, 'WWW-Authenticate': 'Bearer' } };
+  }
+  if (error instanceof WebhookNotFoundError) return { status: 404, body: { error: error.message }, headers };
+  if (error instanceof TooManyWebhooksError) return { status: 409, body: { error: error.message }, headers };
   // A batch names the first invalid name, as the client gave it.
   const name = error instanceof InvalidInputError ? error.details.name : undefined;
   return {

@@ -7,6 +7,7 @@ import { applyCors } from '../http/cors.js';
 import { sendError } from '../http/respond.js';
 import { INVALID_NAME_MESSAGE } from '../names/name-id.js';
 import { INVALID_ADDRESS_MESSAGE } from '../service/discovery.js';
+import { WEBHOOK_NOT_FOUND_MESSAGE } from '../service/webhooks.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 
 /**
@@ -21,12 +22,15 @@ export const unknownApiPathRoute: RestRoute = {
 
 /**
  * A path under /api/ whose percent-encoding cannot be decoded names no valid name ID: a 400 for
- * a lookup, a 405 for other methods. The router hands such URLs here (see RouterOptions).
+ * a lookup, a 405 for other methods; and no webhook endpoint (whose ids are ASCII): a 404 for
+ * any method. The router hands such URLs here (see RouterOptions).
  */
 export function answerUndecodableApiUrl(req: IncomingMessage, res: ServerResponse): boolean {
   if (!req.url?.startsWith('/api/')) return false;
   applyCors(res);
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
+  if (req.url.startsWith('/api/webhooks/')) {
+    sendError(req, res, 404, WEBHOOK_NOT_FOUND_MESSAGE, { 'Cache-Control': 'no-store' });
+  } else if (req.method !== 'GET' && req.method !== 'HEAD') {
     sendError(req, res, 405, 'Method not allowed', { Allow: GET_HEAD.join(', ') });
   } else {
     // The only other parameter in an /api/ path is the reverse lookup's address.

@@ -11,6 +11,14 @@ import { MAX_CHANGES_PAGE } from '../service/changes.js';
 import { INVALID_CURSOR_MESSAGE } from '../service/cursors.js';
 import { MAX_PAGE_SIZE } from '../service/discovery.js';
 import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
+import {
+  EVENT_TYPES,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_WEBHOOK_NAMES,
+  MAX_WEBHOOK_NAMESPACES,
+  MAX_WEBHOOK_URL_LENGTH,
+  MAX_WEBHOOKS_PER_KEY,
+} from '../service/webhooks.js';
 
 /** A JSON Schema (2020-12, the dialect of OpenAPI 3.1); the tests compile it with Ajv. */
 export type Schema = Readonly<Record<string, unknown>>;
@@ -59,6 +67,8 @@ export interface Operation {
   readonly description?: string;
   readonly tags?: readonly string[];
   readonly parameters?: readonly Parameter[];
+  /** Overrides the document's (where a key is optional): e.g. a key required. */
+  readonly security?: ReadonlyArray<Readonly<Record<string, readonly string[]>>>;
   readonly requestBody?: {
     readonly required: boolean;
     readonly description: string;
@@ -157,6 +167,58 @@ export const NAME_ID_PARAMETER: Parameter = {
   schema: { type: 'string', maxLength: 1024 },
   example: 'demo@me',
 };
+
+const EVENT_TYPE = { type: 'string', enum: [...EVENT_TYPES] };
+
+/** A webhook endpoint as its owner sees it; `withSecret`: just made or rotated, with its secret. */
+function webhookSchema(withSecret: boolean): Schema {
+  const required = ['id', 'url', 'names', 'namespaces', 'events', 'description', 'status', 'disabledReason'];
+  return {
+    type: 'object',
+    required: [...required, ...(withSecret ? ['secret'] : []), 'createdAt'],
+    additionalProperties: false,
+    properties: {
+      id: { type: 'string', pattern: '^wh_[0-9A-Za-z]{24}$' },
+      url: { type: 'string', maxLength: MAX_WEBHOOK_URL_LENGTH, description: 'As it was given.' },
+      names: {
+        type: 'array',
+        items: { type: 'string' },
+        maxItems: MAX_WEBHOOK_NAMES,
+        description: 'Canonical name IDs whose changes it gets, sorted. Empty with `namespaces` empty: every change.',
+      },
+      namespaces: {
+        type: 'array',
+        items: { type: 'string' },
+        maxItems: MAX_WEBHOOK_NAMESPACES,
+        description: 'Namespaces whose names it gets (besides `names`), sorted.',
+      },
+      events: { type: 'array', items: EVENT_TYPE, minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true },
+      description: { type: ['string', 'null'], maxLength: MAX_DESCRIPTION_LENGTH },
+      status: {
+        type: 'string',
+        enum: ['active', 'disabled'],
+        description: 'Nothing is delivered to a disabled endpoint until it is enabled again.',
+      },
+      disabledReason: {
+        type: ['string', 'null'],
+        description:
+          'Why it was disabled (a 410 from it, its deliveries failing too long, an operator); null while active.',
+      },
+      ...(withSecret
+        ? {
+            secret: {
+              type: 'string',
+              pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
+              description:
+                'The signing secret: `whsec_` and the base64 of 32 random bytes, as Standard Webhooks libraries take ' +
+                'it. Shown only now.',
+            },
+          }
+        : {}),
+      createdAt: { type: 'string', format: 'date-time', description: 'UTC.' },
+    },
+  };
+}
 
 const PAGE_NAMES = {
   type: 'array',
@@ -317,6 +379,107 @@ export const SCHEMAS: Readonly<Record<string, Schema>> = {
       },
     },
   },
+  WebhookRequest: {
+    type: 'object',
+    required: ['url'],
+    additionalProperties: false,
+    properties: {
+      url: {
+        type: 'string',
+        maxLength: MAX_WEBHOOK_URL_LENGTH,
+        description:
+          'Where deliveries go: `https`, or `http` to a network `WEBHOOK_PRIVATE_ORIGINS` lists; no credentials; a host ' +
+          'whose every address the service may reach (public, or in `WEBHOOK_PRIVATE_ORIGINS`).',
+        examples: ['https://app.example/hooks/names'],
+      },
+      names: {
+        type: 'array',
+        items: { type: 'string' },
+        maxItems: MAX_WEBHOOK_NAMES,
+        description: 'Only changes of these name IDs (validated as for lookups).',
+      },
+      namespaces: {
+        type: 'array',
+        items: { type: 'string' },
+        maxItems: MAX_WEBHOOK_NAMESPACES,
+        description: 'Only changes of names in these namespaces (with `names`: either).',
+      },
+      events: {
+        type: 'array',
+        items: EVENT_TYPE,
+        minItems: 1,
+        maxItems: EVENT_TYPES.length,
+        description: 'The event types wanted; absent: all three.',
+      },
+      description: { type: ['string', 'null'], maxLength: MAX_DESCRIPTION_LENGTH },
+    },
+  },
+  Webhook: webhookSchema(false),
+  WebhookWithSecret: webhookSchema(true),
+  WebhookList: {
+    type: 'object',
+    required: ['webhooks'],
+    additionalProperties: false,
+    properties: {
+      webhooks: {
+        type: 'array',
+        items: { $ref: '#/components/schemas/Webhook' },
+        maxItems: MAX_WEBHOOKS_PER_KEY,
+        description: 'Oldest first.',
+      },
+    },
+  },
+  WebhookDeliveries: {
+    type: 'object',
+    required: ['deliveries'],
+    additionalProperties: false,
+    properties: {
+      deliveries: {
+        type: 'array',
+        maxItems: 100,
+        description: 'The latest attempts, newest first.',
+        items: {
+          type: 'object',
+          required: ['eventId', 'type', 'name', 'attempt', 'at', 'status', 'durationMs', 'error', 'nextAttemptAt'],
+          additionalProperties: false,
+          properties: {
+            eventId: {
+              type: 'string',
+              description: 'The `webhook-id` of the delivery: the same on every attempt of one event.',
+            },
+            type: EVENT_TYPE,
+            name: { type: 'string', description: 'The canonical name ID.' },
+            attempt: { type: 'integer', minimum: 1 },
+            at: { type: 'string', format: 'date-time', description: 'When the attempt ended (UTC).' },
+            status: { type: ['integer', 'null'], description: "The receiver's HTTP status; null without an answer." },
+            durationMs: { type: 'integer', minimum: 0 },
+            error: {
+              type: ['string', 'null'],
+              description:
+                'Why it failed, in a few words (`timeout`, `connection refused`, `answered 500`…); null for a 2xx.',
+            },
+            nextAttemptAt: {
+              type: ['string', 'null'],
+              format: 'date-time',
+              description: 'When it is tried again; null when it was delivered or will not be tried again.',
+            },
+          },
+        },
+      },
+    },
+  },
+  ReplayRequest: {
+    type: 'object',
+    required: ['after'],
+    additionalProperties: false,
+    properties: {
+      after: {
+        type: 'string',
+        maxLength: 64,
+        description: "A change-log cursor (`GET /api/changes`, a delivery's `data.cursor`): every change after it.",
+      },
+    },
+  },
   Error: {
     type: 'object',
     required: ['error'],
@@ -367,12 +530,19 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   'Surrogate-Key': stringHeader('The same tags as `xkey`, for Fastly-style caches.', false),
   Allow: stringHeader('The methods this path serves.'),
   Location: stringHeader('Where the avatar is.'),
+  // Under a name of its own: the same header, on a new webhook endpoint.
+  'Location-Webhook': stringHeader('The URL of the new endpoint (`PUBLIC_URL` and `/api/webhooks/{id}`).'),
   'Content-Disposition': stringHeader(
     '`attachment; filename="<name>.vcf"`, with RFC 6266 `filename*` when the name is not ASCII.',
   ),
   'Content-Security-Policy': stringHeader("`default-src 'none'; style-src 'unsafe-inline'`."),
   'X-Content-Type-Options': stringHeader('`nosniff`.'),
   'WWW-Authenticate': stringHeader('`Bearer`: send a valid API key, or none.'),
+  // Under a name of its own: the same header, absent when the answer came before the key was checked.
+  'Cache-Control-Keyed-Failure': stringHeader(
+    '`no-store`; absent when the database failed before the API key could be checked.',
+    false,
+  ),
   // Under a name of its own: the same header, sent only when the API key was refused.
   'Cache-Control-Key-Refused': stringHeader('`no-store` when the answer refuses an API key.', false),
 };

@@ -33,6 +33,7 @@ interface PathItem {
   readonly get?: Operation;
   readonly head?: Operation;
   readonly post?: Operation;
+  readonly delete?: Operation;
 }
 
 /** `GET /api/openapi.json`: the document of itself and `routes`, written once at start-up. */
@@ -90,6 +91,11 @@ function openApiDocument(routes: readonly RestRoute[], publicUrl: string): Reado
       { name: 'Owner check', description: 'Whether an e-mail owns or created a name (rate-limited).' },
       { name: 'WebFinger', description: 'Discovery of name IDs as `acct:` URIs (RFC 7033).' },
       { name: 'Discovery', description: 'Prefix search, and reverse lookup by wallet address.' },
+      { name: 'Change feed', description: 'What changed since a cursor: the change log, and its event stream.' },
+      {
+        name: 'Webhooks',
+        description: "An API key's webhook endpoints: signed POSTs of every change they ask for (Standard Webhooks).",
+      },
       { name: 'Meta', description: 'This description.' },
     ],
     paths,
@@ -123,12 +129,13 @@ function pathItem(route: RestRoute, description: PathDescription): PathItem {
     ...(get === undefined ? {} : { get }),
     ...(get !== undefined && route.methods.includes('HEAD') ? { head: headOf(get) } : {}),
     ...(description.post === undefined ? {} : { post: withRefusal(description.post) }),
+    ...(description.delete === undefined ? {} : { delete: withRefusal(description.delete) }),
   };
 }
 
 /**
- * The API-key answers added to an operation's: 401, 400 (or, where it has one, a word on its
- * 400), and 429 (too many unknown keys from one address) where it has none.
+ * The API-key answers added to an operation's: 401 and 400 (or, where it has its own, a word on
+ * it), and 429 (too many unknown keys from one address) where it has none.
  */
 function withKeyAnswers(responses: Operation['responses']): Operation['responses'] {
   const own = responses['400'];
@@ -140,12 +147,22 @@ function withKeyAnswers(responses: Operation['responses']): Operation['responses
           description: `${own.description} ${API_KEY_IN_URL.description}`,
           headers: { ...KEY_REFUSED_CACHING, ...own.headers },
         };
+  const own401 = responses['401'];
+  const unauthorized: Response =
+    own401 === undefined
+      ? INVALID_API_KEY
+      : {
+          ...INVALID_API_KEY,
+          ...own401,
+          description: `${own401.description} ${INVALID_API_KEY.description}`,
+          headers: { ...INVALID_API_KEY.headers, ...own401.headers },
+        };
   const own429 = responses['429'];
   const tooMany: Response =
     own429 === undefined
       ? tooManyRequests(KEY_REFUSED_CACHING)
       : { ...own429, headers: { ...KEY_REFUSED_CACHING, ...own429.headers } };
-  return { ...responses, '400': badRequest, '401': INVALID_API_KEY, '429': tooMany };
+  return { ...responses, '400': badRequest, '401': unauthorized, '429': tooMany };
 }
 
 /** A method the route serves without an operation (or the reverse) fails at start-up, not in a client. */
@@ -153,6 +170,7 @@ function checkEveryMethodDescribed(route: RestRoute, description: PathDescriptio
   const described: HTTPMethod[] = [
     ...(description.get === undefined ? [] : (['GET', 'HEAD'] as const)),
     ...(description.post === undefined ? [] : (['POST'] as const)),
+    ...(description.delete === undefined ? [] : (['DELETE'] as const)),
   ];
   const served = [...route.methods].sort().join();
   if (served !== described.sort().join()) {

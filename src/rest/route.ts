@@ -33,4 +33,5 @@ export interface PathDescription {
   readonly pathParameters?: Readonly<Record<string, Parameter>>;
   readonly get?: Operation;
   readonly post?: Operation;
+  readonly delete?: Operation;
 }

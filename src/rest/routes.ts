@@ -1,7 +1,7 @@
 /**
  * The REST routes: the paths of the contract (`GET /api/{name_id}`, `GET /api/owner-check`, the
  * OpenAPI document) and the additions for apps that are not GraphQL clients (batch lookup,
- * avatar, vCard, live updates, WebFinger, discovery). Each lives in a module of its own that reads
+ * avatar, vCard, live updates, WebFinger, discovery, the change feed, webhook endpoints). Each lives in a module of its own that reads
  * its parameters, calls the profiles service (the functions the GraphQL resolvers call) and
  * writes the contract's exact answer.
  */
@@ -19,6 +19,14 @@ import { profileRoute } from './profile.js';
 import type { RestRoute } from './route.js';
 import { vcardRoute } from './vcard.js';
 import { webfingerRoute } from './webfinger.js';
+import {
+  webhookDeliveriesRoute,
+  webhookEnableRoute,
+  webhookReplayRoute,
+  webhookRotateSecretRoute,
+  webhookRoute,
+  webhooksRoute,
+} from './webhooks.js';
 
 /** The paths of the OpenAPI document, in its order (after the document itself). */
 const DOCUMENTED: readonly RestRoute[] = [
@@ -33,6 +41,12 @@ const DOCUMENTED: readonly RestRoute[] = [
   walletRoute,
   changesRoute,
   changeEventsRoute,
+  webhooksRoute,
+  webhookRoute,
+  webhookEnableRoute,
+  webhookRotateSecretRoute,
+  webhookDeliveriesRoute,
+  webhookReplayRoute,
 ];
 
 const ROUTES: readonly RestRoute[] = [openApiRoute(DOCUMENTED), ...DOCUMENTED, unknownApiPathRoute];

@@ -328,8 +328,11 @@ export function createLiveUpdates(deps: LiveUpdatesDeps): LiveUpdates {
     const upTo = await currentPosition();
     const from = subscriber.from ?? upTo;
     const cursor = encodeChangeCursor(upTo);
+    // As `send`: the subscriber may have closed while the log was read (a HEAD answered, a client gone).
     const reset = () => {
-      subscriber.sink.reset?.({ names: subscriber.names, namespace: subscriber.namespace, cursor });
+      if (subscribers.has(subscriber)) {
+        subscriber.sink.reset?.({ names: subscriber.names, namespace: subscriber.namespace, cursor });
+      }
     };
     if (subscriber.resetFirst || comparePositions(from, await log.pruned()) < 0) {
       reset();

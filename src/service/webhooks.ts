@@ -158,10 +158,17 @@ interface CheckedInput {
   description: string | null;
 }
 
+/**
+ * Text the database can store as it was given: PostgreSQL's text holds no U+0000, and a lone
+ * surrogate (which a JSON `\u` escape can write) would be stored as U+FFFD.
+ */
+const storable = (text: string): boolean => !text.includes('\u0000') && text.isWellFormed();
+
 async function checkInput(input: WebhookInput, checkUrl: UrlCheck): Promise<CheckedInput> {
   if (typeof input.url !== 'string' || input.url === '') throw bad('The url is required, a string');
   if (input.url.length > MAX_WEBHOOK_URL_LENGTH)
     throw bad(`The url is longer than ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  if (!storable(input.url)) throw bad('The url holds U+0000 or a lone surrogate');
   const names = stringList(input.names, 'names', MAX_WEBHOOK_NAMES);
   const namespaces = stringList(input.namespaces, 'namespaces', MAX_WEBHOOK_NAMESPACES);
   const canonical = canonicalNames(
@@ -185,6 +192,7 @@ async function checkInput(input: WebhookInput, checkUrl: UrlCheck): Promise<Chec
   if (description !== null && (typeof description !== 'string' || description.length > MAX_DESCRIPTION_LENGTH)) {
     throw bad(`The description must be a string of at most ${MAX_DESCRIPTION_LENGTH} characters`);
   }
+  if (description !== null && !storable(description)) throw bad('The description holds U+0000 or a lone surrogate');
   const refused = await checkUrl(input.url);
   if (refused !== undefined) throw bad(refused);
   return {

@@ -43,6 +43,8 @@ export interface TestServerOptions {
   graphql?: Pick<GraphQLServerDeps, 'documents' | 'compiledExecution' | 'keptAnswers' | 'plugins'>;
   /** Avatar image settings; by default the origin process keeps the service's priority (see below). */
   avatarImages?: AppOptions['avatarImages'];
+  /** How webhook URLs' host names resolve (a test's names for the addresses under test). */
+  webhookResolve?: AppOptions['webhookResolve'];
 }
 
 /**
@@ -62,7 +64,13 @@ export async function startTestServer(
   // the machine) wants every core: an avatar answer would then depend on the machine's load. Test
   // servers keep it at the service's priority; test/avatar-images.test.ts proves the idle priority.
   const avatarImages = { idlePriority: false, ...options.avatarImages };
-  const app = await createApp(config, logger, { database, graphqlHttpPath, graphql: options.graphql, avatarImages });
+  const app = await createApp(config, logger, {
+    database,
+    graphqlHttpPath,
+    graphql: options.graphql,
+    avatarImages,
+    webhookResolve: options.webhookResolve,
+  });
   const running: RunningServer = await listen(app, 0, '127.0.0.1');
   return { app, url: running.url, close: () => running.close() };
 }

@@ -19,6 +19,7 @@ import { keysCommand } from '../../src/cli/commands/keys.js';
 import { migrateCommand } from '../../src/cli/commands/migrate.js';
 import { printSchemaCommand } from '../../src/cli/commands/print-schema.js';
 import { seedCommand } from '../../src/cli/commands/seed.js';
+import { webhooksCommand } from '../../src/cli/commands/webhooks.js';
 import { DATABASE_VARIABLES, PROJECT_ROOT } from './server-process.js';
 
 /** The commands, by the name of their script in src/cli/. */
@@ -30,6 +31,7 @@ const COMMANDS = {
   migrate: migrateCommand,
   'print-schema': printSchemaCommand,
   seed: seedCommand,
+  webhooks: webhooksCommand,
 } satisfies Record<string, Command>;
 
 export type CommandName = keyof typeof COMMANDS;
