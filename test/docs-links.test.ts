@@ -129,6 +129,13 @@ describe('links of the documentation', () => {
     },
   );
 
+  it.each(FILES.map((page) => [page.name, page] as const))(
+    '%s: links nowhere outside the repository (the docs say the contract in their own words)',
+    (_, page) => {
+      expect(linkTargets(page.text).filter(isExternal)).toEqual([]);
+    },
+  );
+
   it.each(FILES.map((page) => [page.name, page] as const))('%s: names no file outside the repository', (_, page) => {
     const outside = [
       /\.\.\/shared\b/,
@@ -140,6 +147,13 @@ describe('links of the documentation', () => {
       /(?:^|[\s(`'"])\/work\//m,
     ];
     expect(outside.filter((pattern) => pattern.test(page.text)).map(String)).toEqual([]);
+  });
+
+  it('docs/webhooks.md shows examples/webhook-receiver.ts as it is, the receiver the tests run', () => {
+    const page = readFileSync(path.join(ROOT, 'docs', 'webhooks.md'), 'utf8');
+    const section = page.slice(page.indexOf('### Verifying: a receiver in Node'));
+    const block = /^```ts\n([\s\S]*?)^```$/m.exec(section)?.[1];
+    expect(block).toBe(readFileSync(path.join(ROOT, 'examples', 'webhook-receiver.ts'), 'utf8'));
   });
 
   it('the link checker catches what it is for', () => {

@@ -42,7 +42,7 @@ export class OutboundError extends Error {
 /** The addresses of a host name, as `dns.lookup(name, { all: true })` gives them. */
 export type Resolver = (hostname: string) => Promise<ReadonlyArray<{ address: string; family: number }>>;
 
-export const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+const systemResolver: Resolver = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
 
 export interface CheckedAddress {
   address: string;

@@ -25,14 +25,14 @@ export const MAX_WEBHOOK_NAMESPACES = 100;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 export const MAX_DESCRIPTION_LENGTH = 500;
 /** How long a rotated secret keeps signing beside the new one. */
-export const PREVIOUS_SECRET_SIGNS_MS = 24 * 60 * 60 * 1000;
+const PREVIOUS_SECRET_SIGNS_MS = 24 * 60 * 60 * 1000;
 
 export const API_KEY_REQUIRED_MESSAGE = 'An API key is required';
 export const WEBHOOK_NOT_FOUND_MESSAGE = 'Webhook not found';
 export const TOO_MANY_WEBHOOKS_MESSAGE = `At most ${MAX_WEBHOOKS_PER_KEY} webhooks per API key`;
 
 export const EVENT_TYPES = ['profile.created', 'profile.updated', 'profile.removed'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+type EventType = (typeof EVENT_TYPES)[number];
 const EVENT_BITS: Readonly<Record<EventType, number>> = {
   'profile.created': 1,
   'profile.updated': 2,
@@ -98,7 +98,7 @@ export interface WebhookDelivery {
 }
 
 /** Checks a webhook URL before it is kept and before each delivery: the reason it is refused, or undefined. */
-export type UrlCheck = (url: string) => Promise<string | undefined>;
+type UrlCheck = (url: string) => Promise<string | undefined>;
 
 export interface WebhooksDeps {
   reads: WebhookReads;
@@ -127,7 +127,7 @@ const TYPE_OF_KIND: Readonly<Record<number, EventType>> = {
   3: 'profile.removed',
 };
 
-export function webhookOf(row: EndpointRow): Webhook {
+function webhookOf(row: EndpointRow): Webhook {
   return {
     id: row.id,
     url: row.url,

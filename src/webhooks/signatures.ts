@@ -12,7 +12,7 @@ export interface SignedHeaders {
   'webhook-signature': string;
 }
 
-export function signatureOf(secret: Buffer, id: string, timestampSeconds: number, body: string): string {
+function signatureOf(secret: Buffer, id: string, timestampSeconds: number, body: string): string {
   const mac = createHmac('sha256', secret).update(`${id}.${timestampSeconds}.${body}`).digest('base64');
   return `v1,${mac}`;
 }
