@@ -78,7 +78,9 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('API keys on two servers on one 
     const name = new URL(testDb.url ?? '').pathname.slice(1);
     try {
       await admin.unsafe(`alter database "${name}" allow_connections false`);
-      await admin`select pg_terminate_backend(pid) from pg_stat_activity
+      // Waits until the sessions have ended (a terminated session that still runs would pass the
+      // revocation's notification on).
+      await admin`select pg_terminate_backend(pid, 10000) from pg_stat_activity
                   where datname = ${name} and application_name = 'name-profile-service listen'`;
       await revokeApiKey(writer.db, id);
       await eventually(() => !server.app.cache.stats().answering, {

@@ -285,10 +285,13 @@ describe.each(databaseKinds())('webhook deliveries on %s', (kind) => {
     expect(target.requests).toHaveLength(1);
     await setEndpointStatus(handle.db, key.id, hook.id, 'active');
     server.app.webhooks.wake(true);
-    await eventually(
-      () => target.requests.filter((request) => request.verified !== undefined).length === 3,
-      'delivered',
-    );
+    await eventually(async () => {
+      if (target.requests.filter((request) => request.verified !== undefined).length >= 3) return true;
+      // Said when the wait fails: what the outbox holds for the endpoint, and what it was told.
+      throw new Error(
+        `outbox ${JSON.stringify(await outboxOf(hook.id))}, deliveries ${JSON.stringify(await listDeliveries(handle.db, hook.id, 10))}`,
+      );
+    }, 'delivered');
     const delivered = target.requests.slice(1).map((request) => {
       const data = request.verified?.data;
       return `${data?.name} ${(data?.profile as { description?: string } | undefined)?.description}`;
@@ -450,6 +453,14 @@ describe.each(databaseKinds())('webhook deliveries on %s', (kind) => {
       server = await startTestServer(handle, ENV);
     }
   });
+
+  async function outboxOf(id: string) {
+    const result = (await handle.db.execute(
+      sql`select e.name, e.status, e.attempt, e.next_attempt_at, e.claimed_until, ep.status as endpoint, ep.fed_commit_seq, ep.fed_seq
+          from webhook_endpoints ep left join webhook_events e on e.endpoint_id = ep.id where ep.id = ${id}`,
+    )) as unknown as Array<Record<string, unknown>> | { rows: Array<Record<string, unknown>> };
+    return Array.isArray(result) ? result : result.rows;
+  }
 
   async function endpointStatus(id: string) {
     const result = (await handle.db.execute(

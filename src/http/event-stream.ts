@@ -51,9 +51,11 @@ export class EventStream {
 
   /**
    * Sends an event, with the id a client resumes after (`Last-Event-ID`) when given; false
-   * (nothing written) when the client is too far behind.
+   * (nothing written) when the client is too far behind or gone.
    */
   send(event: string, data: string | Buffer, id?: string): boolean {
+    // An event for a stream that has ended (its client left, a HEAD) has no one to reach.
+    if (this.res.writableEnded || this.res.destroyed) return false;
     this.open();
     if (this.backlog() > MAX_STREAM_BACKLOG_BYTES) return false;
     const lines = data.toString().split(/\r\n|\r|\n/);
