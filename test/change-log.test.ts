@@ -145,6 +145,35 @@ describe.each(databaseKinds())('the change log on %s', (kind) => {
     expect(await endOfLog(db())).toEqual({ commitSeq: all.at(-1)?.commitSeq, seq: all.at(-1)?.seq });
   });
 
+  it('reads a page after a cursor inside a large transaction from the cursor on, not from its first entry', async () => {
+    const many = Array.from({ length: 2000 }, (_, i) => profile(`m${i}@big`));
+    expect((await importLines(db(), ndjson(namespace('big'), ...many))).ok).toBe(true);
+    const start = mark;
+    const first = await readLog(db(), start, 1000);
+    const second = await readLog(db(), first.next, 1000);
+    mark = second.next;
+    const commit = [...first.entries, ...second.entries];
+    expect(commit).toHaveLength(2000);
+    expect(new Set(commit.map((entry) => entry.commitSeq)).size).toBe(1);
+    const cursor = commit[1499]!;
+    const { page, indexEntries } = await db().transaction(async (tx) => {
+      // Entries of the log's primary key read by this transaction's scans so far.
+      const readSoFar = async () => {
+        const result = (await tx.execute(
+          sql`select pg_stat_get_xact_tuples_returned('change_log_pkey'::regclass)::int as n`,
+        )) as unknown as Array<{ n: number }> | { rows: Array<{ n: number }> };
+        return (Array.isArray(result) ? result : result.rows)[0]?.n ?? 0;
+      };
+      const before = await readSoFar();
+      const page = await readLog(tx, cursor, 10);
+      return { page, indexEntries: (await readSoFar()) - before };
+    });
+    expect(page.entries).toEqual(commit.slice(1500, 1510));
+    // The 1,500 entries before the cursor are not read to be skipped: a consumer reading through
+    // one large transaction page by page would read it again for every page.
+    expect(indexEntries).toBeLessThan(1000);
+  });
+
   it('filters by names and by namespace, with `next` past what it looked at', async () => {
     const all = await everything(db());
     const end = await endOfLog(db());

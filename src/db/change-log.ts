@@ -62,7 +62,10 @@ async function rows<T extends Record<string, unknown>>(db: Database, statement: 
 /**
  * The committed entries after `after`, in log order, at most `limit`. Entries of one transaction
  * are read from its own range of the primary key, transaction after transaction in commit order,
- * so a page costs about its size whatever the log's.
+ * so a page costs about its size whatever the log's. The range starts after `after.seq` in the
+ * cursor's own transaction and at its first entry in later ones (seq comes from a sequence that
+ * starts at 1): a bound the index scan starts from, where a condition on the transaction's number
+ * would be checked entry by entry, from the first entry of a transaction of any size.
  */
 function entriesAfter(after: LogPosition, limit: number) {
   return sql`
@@ -70,7 +73,8 @@ function entriesAfter(after: LogPosition, limit: number) {
     from change_log_commits as c
     cross join lateral (
       select seq, kind, name from change_log as e
-      where e.xid = c.xid and (c.commit_seq > ${after.commitSeq} or e.seq > ${after.seq})
+      where e.xid = c.xid
+        and e.seq > (case when c.commit_seq = ${after.commitSeq}::bigint then ${after.seq}::bigint else 0 end)
       order by e.seq
       limit ${limit}
     ) as e
