@@ -186,9 +186,19 @@ describe.each(databaseKinds())('the change log on %s', (kind) => {
     const inGone = await readLogOfNamespace(db(), START_OF_LOG, 'gone', 100, 10_000);
     expect(inGone.entries).toEqual(all.filter((entry) => entry.name.endsWith('@gone')));
     expect(inGone).toMatchObject({ next: end, hasMore: false });
+    // A full page ends at its last entry, and says there are more.
+    const gone = all.filter((entry) => entry.name.endsWith('@gone'));
+    expect(await readLogOfNamespace(db(), START_OF_LOG, 'gone', 1, 10_000)).toEqual({
+      entries: gone.slice(0, 1),
+      next: gone[0],
+      hasMore: true,
+    });
     // A scan cut short moves `next` to the last entry it looked at, matching or not.
     const short = await readLogOfNamespace(db(), START_OF_LOG, 'nowhere', 100, 3);
     expect(short).toMatchObject({ entries: [], next: all[2], hasMore: true });
+    const firstGone = all.findIndex((entry) => entry.name.endsWith('@gone'));
+    const upToGone = await readLogOfNamespace(db(), START_OF_LOG, 'gone', 100, firstGone + 1);
+    expect(upToGone).toEqual({ entries: gone.slice(0, 1), next: gone[0], hasMore: true });
   });
 
   it("finds each name's latest change after a position, in log order", async () => {

@@ -139,22 +139,36 @@ export async function readLogOfNamespace(
   limit: number,
   scan: number,
 ): Promise<LogPage> {
+  // Only what the page needs leaves the database: the matching entries up to one past the page,
+  // and the last entry looked at with its number (where `next` goes when the page is not full).
   const found = (
-    await rows<EntryRow & { matches: boolean }>(
+    await rows<EntryRow & { matches: boolean; number: string | number }>(
       db,
       sql`
-        select *, split_part(name, '@', 2) = ${namespace} as matches
-        from (${entriesAfter(after, scan)}) as scanned`,
+        select commit_seq, seq, kind, name, committed_at, matches, number
+        from (
+          select *,
+                 count(*) filter (where matches) over log_order as match_number,
+                 row_number() over log_order as number,
+                 lead(true, 1, false) over log_order as followed
+          from (
+            select *, split_part(name, '@', 2) = ${namespace} as matches
+            from (${entriesAfter(after, scan)}) as entries
+          ) as looked_at
+          window log_order as (order by commit_seq, seq)
+        ) as numbered
+        where (matches and match_number <= ${limit + 1}) or not followed
+        order by commit_seq, seq`,
     )
-  ).map((row) => ({ entry: entryOf(row), matches: row.matches }));
+  ).map((row) => ({ entry: entryOf(row), matches: row.matches, number: Number(row.number) }));
   const entries: LogEntry[] = [];
   for (const { entry, matches } of found) {
     if (!matches) continue;
     if (entries.length === limit) return { entries, next: entries.at(-1) ?? after, hasMore: true };
     entries.push(entry);
   }
-  const last = found.at(-1)?.entry;
-  return { entries, next: last ?? after, hasMore: found.length === scan };
+  const last = found.at(-1);
+  return { entries, next: last?.entry ?? after, hasMore: last?.number === scan };
 }
 
 /**
