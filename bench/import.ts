@@ -21,21 +21,18 @@
  * Settings: BENCH_RUNS (3), BENCH_READER_RATE requests/s (300), BENCH_READER_CONNECTIONS (8),
  * BENCH_BEFORE_SECONDS (15), BENCH_IMPORT_PROFILES (1000000; smaller for a quick look).
  */
-import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import postgres from 'postgres';
 import { type GeneratorOptions, generatedName, generateNdjson } from '../src/data/generator.js';
 import { importLines } from '../src/data/importer.js';
 import { openDatabase } from '../src/db/database.js';
-import { cpuSecondsOf } from '../test/support/process-tree.js';
-import { collectOutput } from '../test/support/run-node.js';
 import { type ServerProcess, startServerProcess } from '../test/support/server-process.js';
-import { median } from './support.js';
+import { type ImportCommandRun, runImportCommand } from './import-command.js';
+import { freshDatabase, median } from './support.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
@@ -56,12 +53,7 @@ interface Latency {
   errors: number;
 }
 
-interface Run {
-  importSeconds: number;
-  /** What the command printed, e.g. "1,000,000 profiles (1,000,000 new or changed) in 52.1 s". */
-  importSummary: string;
-  importerCpuSeconds: number | null;
-  backendCpuSeconds: number | null;
+interface Run extends ImportCommandRun {
   before: Latency;
   during: Latency;
   loadAverage: { start: number; end: number };
@@ -81,22 +73,6 @@ async function dataFile(): Promise<string> {
   renameSync(`${path}.partial`, path);
   writeFileSync(marker, String(statSync(path).size));
   return path;
-}
-
-/** Drops the benchmark's database and, unless `andCreate` is false, creates it empty. */
-async function freshDatabase(andCreate = true): Promise<void> {
-  const target = new URL(DATABASE_URL);
-  const name = target.pathname.slice(1);
-  const admin = new URL(target);
-  admin.pathname = '/postgres';
-  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-  try {
-    const quoted = `"${name.replaceAll('"', '""')}"`;
-    await sql.unsafe(`drop database if exists ${quoted} with (force)`);
-    if (andCreate) await sql.unsafe(`create database ${quoted}`);
-  } finally {
-    await sql.end();
-  }
 }
 
 async function loadBase(): Promise<void> {
@@ -171,52 +147,9 @@ function readers(url: string, paths: readonly string[], seconds: number) {
   };
 }
 
-/** Runs the import command; samples its CPU and that of its PostgreSQL backend while it runs. */
-async function runImport(
-  file: string,
-): Promise<Pick<Run, 'importSeconds' | 'importSummary' | 'importerCpuSeconds' | 'backendCpuSeconds'>> {
-  const monitor = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
-  const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/import.ts', file], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, DATABASE_URL },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = collectOutput(child);
-  let importerCpu: number | null = null;
-  let backendCpu: number | null = null;
-  let backendPid: number | undefined;
-  const sampler = setInterval(() => {
-    importerCpu = cpuSecondsOf(child.pid ?? 0) ?? importerCpu;
-    if (backendPid === undefined) {
-      monitor<{ pid: number }[]>`
-        select pid from pg_stat_activity
-        where datname = current_database() and application_name = 'name-profile-service' and xact_start is not null`
-        .then(([row]) => {
-          backendPid ??= row?.pid;
-        })
-        .catch(() => {});
-    } else {
-      backendCpu = cpuSecondsOf(backendPid) ?? backendCpu;
-    }
-  }, 250);
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const importSeconds = (performance.now() - started) / 1000;
-  clearInterval(sampler);
-  await monitor.end();
-  if (code !== 0) throw new Error(`the import failed (exit ${code}):\n${output.stderr}`);
-  const summary = /: (.*)\.$/m.exec(output.stdout)?.[1] ?? output.stdout.trim();
-  return {
-    importSeconds,
-    importSummary: summary.replace(/^.*?lines, /, ''),
-    importerCpuSeconds: importerCpu,
-    backendCpuSeconds: backendCpu,
-  };
-}
-
 async function oneRun(file: string, round: number): Promise<Run> {
   log(`run ${round}: fresh database, base load of ${BASE.profiles} profiles`);
-  await freshDatabase();
+  await freshDatabase(DATABASE_URL);
   await loadBase();
   const env = { DATABASE_URL, DB_POOL_SIZE: '10', NODE_ENV: 'production' };
   const server: ServerProcess = await startServerProcess({ env, script: 'bench/baseline-server.ts' });
@@ -227,7 +160,7 @@ async function oneRun(file: string, round: number): Promise<Run> {
     const before = await readers(server.url, paths, BEFORE_SECONDS).latency();
     log(`run ${round}: readers before: p50 ${before.p50} ms, p99 ${before.p99} ms; importing ${file}`);
     const load = readers(server.url, paths, 3600);
-    const imported = await runImport(file);
+    const imported = await runImportCommand(DATABASE_URL, file);
     const during = await load.stop();
     const run: Run = { ...imported, before, during, loadAverage: { start: loadStart, end: loadavg()[0] ?? 0 } };
     log(
@@ -309,7 +242,7 @@ async function main(): Promise<void> {
   const runs: Run[] = [];
   for (let round = 1; round <= RUNS; round += 1) runs.push(await oneRun(file, round));
   report(file, runs);
-  await freshDatabase(false); // 2 GB of benchmark data are not worth keeping
+  await freshDatabase(DATABASE_URL, false); // 2 GB of benchmark data are not worth keeping
 }
 
 main().catch((error: unknown) => {

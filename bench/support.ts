@@ -31,6 +31,21 @@ export async function createDatabaseIfMissing(url: string): Promise<void> {
   }
 }
 
+/** Drops the database of `url` (closing its sessions) and, unless `andCreate` is false, creates it empty. */
+export async function freshDatabase(url: string, andCreate = true): Promise<void> {
+  const target = new URL(url);
+  const admin = new URL(target);
+  admin.pathname = '/postgres';
+  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  try {
+    const quoted = `"${target.pathname.slice(1).replaceAll('"', '""')}"`;
+    await sql.unsafe(`drop database if exists ${quoted} with (force)`);
+    if (andCreate) await sql.unsafe(`create database ${quoted}`);
+  } finally {
+    await sql.end();
+  }
+}
+
 /** Loads the dataset unless the database already holds its profiles (same count, same last name). */
 export async function loadDataset(url: string, dataset: GeneratorOptions): Promise<void> {
   const handle = await openDatabase({ url, dataDir: '', statementTimeoutMs: 600_000 });

@@ -62,7 +62,10 @@ async function rows<T extends Record<string, unknown>>(db: Database, statement: 
 /**
  * The committed entries after `after`, in log order, at most `limit`. Entries of one transaction
  * are read from its own range of the primary key, transaction after transaction in commit order,
- * so a page costs about its size whatever the log's.
+ * so a page costs about its size whatever the log's. The range starts after `after.seq` in the
+ * cursor's own transaction and at its first entry in later ones (seq comes from a sequence that
+ * starts at 1): a bound the index scan starts from, where a condition on the transaction's number
+ * would be checked entry by entry, from the first entry of a transaction of any size.
  */
 function entriesAfter(after: LogPosition, limit: number) {
   return sql`
@@ -70,7 +73,8 @@ function entriesAfter(after: LogPosition, limit: number) {
     from change_log_commits as c
     cross join lateral (
       select seq, kind, name from change_log as e
-      where e.xid = c.xid and (c.commit_seq > ${after.commitSeq} or e.seq > ${after.seq})
+      where e.xid = c.xid
+        and e.seq > (case when c.commit_seq = ${after.commitSeq}::bigint then ${after.seq}::bigint else 0 end)
       order by e.seq
       limit ${limit}
     ) as e
@@ -135,22 +139,36 @@ export async function readLogOfNamespace(
   limit: number,
   scan: number,
 ): Promise<LogPage> {
+  // Only what the page needs leaves the database: the matching entries up to one past the page,
+  // and the last entry looked at with its number (where `next` goes when the page is not full).
   const found = (
-    await rows<EntryRow & { matches: boolean }>(
+    await rows<EntryRow & { matches: boolean; number: string | number }>(
       db,
       sql`
-        select *, split_part(name, '@', 2) = ${namespace} as matches
-        from (${entriesAfter(after, scan)}) as scanned`,
+        select commit_seq, seq, kind, name, committed_at, matches, number
+        from (
+          select *,
+                 count(*) filter (where matches) over log_order as match_number,
+                 row_number() over log_order as number,
+                 lead(true, 1, false) over log_order as followed
+          from (
+            select *, split_part(name, '@', 2) = ${namespace} as matches
+            from (${entriesAfter(after, scan)}) as entries
+          ) as looked_at
+          window log_order as (order by commit_seq, seq)
+        ) as numbered
+        where (matches and match_number <= ${limit + 1}) or not followed
+        order by commit_seq, seq`,
     )
-  ).map((row) => ({ entry: entryOf(row), matches: row.matches }));
+  ).map((row) => ({ entry: entryOf(row), matches: row.matches, number: Number(row.number) }));
   const entries: LogEntry[] = [];
   for (const { entry, matches } of found) {
     if (!matches) continue;
     if (entries.length === limit) return { entries, next: entries.at(-1) ?? after, hasMore: true };
     entries.push(entry);
   }
-  const last = found.at(-1)?.entry;
-  return { entries, next: last ?? after, hasMore: found.length === scan };
+  const last = found.at(-1);
+  return { entries, next: last?.entry ?? after, hasMore: last?.number === scan };
 }
 
 /**
