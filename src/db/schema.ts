@@ -331,3 +331,6 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 /** Drizzle over this schema: what every query module is given, on PostgreSQL or PGlite. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof import('./schema.js')>;
+
+/** One read of the request path, handed the server that answers it (./handle.ts, ./replicas.ts). */
+export type Read<T> = (db: Database) => Promise<T>;

@@ -100,6 +100,11 @@ export class EdgeCaching {
     this.keyedHeaders = Object.freeze({ 'Cache-Control': this.privateControl });
   }
 
+  /** `control` as an answer to a request with an API key gets it (keyedCacheControl). */
+  keyed(control: string): string {
+    return keyedCacheControl(control);
+  }
+
   get purging(): boolean {
     return this.settings.purging;
   }
