@@ -32,18 +32,19 @@ function designTable(): Layer[] {
   const design = readFileSync(path.join(ROOT, 'docs/design.md'), 'utf8');
   const section = design.slice(design.indexOf('### The layers, checked'));
   const lines = section.split('\n');
-  const header = lines.findIndex((line) => line.startsWith('| Folder |'));
+  // The formatter pads the table's cells; the cells are compared without it.
+  const header = lines.findIndex((line) => /^\|\s*Folder\s*\|/.test(line));
   const rows: Layer[] = [];
   for (const line of lines.slice(header + 2)) {
     if (!line.startsWith('|')) break;
     const [folder = '', is = '', mayImport = ''] = line
       .slice(1, -1)
-      .split(' | ')
+      .split('|')
       .map((cell) => cell.trim());
     rows.push({
       folder: folder.replace(/^`src\/(.+)`$/, '$1'),
       is,
-      mayImport: mayImport === '—' ? [] : mayImport.split(', '),
+      mayImport: mayImport === '—' ? [] : mayImport.split(/,\s*/),
     });
   }
   return rows;
