@@ -436,7 +436,7 @@ async function serviceModules() {
     import(dist('http/server.js')) as Promise<typeof import('../src/http/server.js')>,
     import(dist('logging/logger.js')) as Promise<typeof import('../src/logging/logger.js')>,
     import(dist('db/api-key-queries.js')) as Promise<typeof import('../src/db/api-key-queries.js')>,
-    import(dist('limits/api-keys.js')) as Promise<typeof import('../src/limits/api-keys.js')>,
+    import(dist('limits/api-key-credentials.js')) as Promise<typeof import('../src/limits/api-key-credentials.js')>,
   ]);
   return {
     createApp: app.createApp,

@@ -44,7 +44,7 @@ import { type GeneratorOptions, generateNdjson } from '../src/data/generator.js'
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import { openDatabase } from '../src/db/database.js';
 import { listen } from '../src/http/server.js';
-import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-keys.js';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-key-credentials.js';
 import { createLogger } from '../src/logging/logger.js';
 import { ServiceRequest } from '../src/service/request.js';
 import { type SpawnedProcess, startServerProcess } from '../test/support/server-process.js';

@@ -14,7 +14,7 @@ import type { Config } from './config/config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { openConfiguredDatabase } from './db/open-configured.js';
 import { EdgeCaching } from './edge/edge-caching.js';
-import { edgeFeedHandlers, startPurging } from './edge/purging.js';
+import { edgeFeedHandlers, startPurging } from './edge/purge-leadership.js';
 import { registerGraphiQLAssetRoutes } from './graphql/graphiql/graphiql.js';
 import { type GraphQLHttpPath, graphqlRoute } from './graphql/transport/over-http.js';
 import { createGraphQLWebSocket } from './graphql/transport/websocket.js';

@@ -1,5 +1,5 @@
 /**
- * The API-key guard under attack (src/limits/api-keys.ts): which key a request presents (header
+ * The API-key guard under attack (src/limits/api-key-credentials.ts): which key a request presents (header
  * lines as Node's HTTP server parses them, sent over a socket byte for byte), what is refused
  * before any lookup, keys in URLs in every spelling, and the hash compare.
  */
@@ -19,7 +19,7 @@ import {
   isWellFormedApiKey,
   MAX_KEY_LENGTH,
   sameHash,
-} from '../src/limits/api-keys.js';
+} from '../src/limits/api-key-credentials.js';
 
 vi.mock('node:crypto', async (importOriginal) => {
   const original = await importOriginal<typeof import('node:crypto')>();

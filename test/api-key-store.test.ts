@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
 import { listApiKeys, revokeApiKey } from '../src/db/api-key-queries.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
-import { generateApiKey, hashApiKey } from '../src/limits/api-keys.js';
+import { generateApiKey, hashApiKey } from '../src/limits/api-key-credentials.js';
 import { createLogger } from '../src/logging/logger.js';
 import { ApiKeyStore, UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
 import { RateLimitedError, UnavailableError } from '../src/service/errors.js';

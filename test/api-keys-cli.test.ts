@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listApiKeys } from '../src/db/api-key-queries.js';
 import { lockFolder } from '../src/db/folder-lock.js';
-import { hashApiKey } from '../src/limits/api-keys.js';
+import { hashApiKey } from '../src/limits/api-key-credentials.js';
 import { type CliResult, runCli, runInProcess, STACK_LINE } from './support/cli.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from './support/databases.js';
 

@@ -11,7 +11,7 @@ import { seedDemoData } from '../src/data/seed.js';
 import { insertApiKey, revokeApiKey } from '../src/db/api-key-queries.js';
 import { MAX_SILENCE_MS } from '../src/db/change-feed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-keys.js';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-key-credentials.js';
 import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';

@@ -13,7 +13,7 @@ import WebSocket from 'ws';
 import { seedDemoData } from '../src/data/seed.js';
 import { revokeApiKey } from '../src/db/api-key-queries.js';
 import { sql } from '../src/db/drizzle.js';
-import { generateApiKey } from '../src/limits/api-keys.js';
+import { generateApiKey } from '../src/limits/api-key-credentials.js';
 import { createKey, type TestKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { databaseKinds, useTestDatabase } from './support/databases.js';

@@ -28,10 +28,11 @@ import { RateGate } from '../src/avatars/concurrency.js';
 import { originEnvironment } from '../src/avatars/origin-environment.js';
 import { endsInARowAfter, restartPauseMs } from '../src/avatars/origin-process.js';
 import { threadPriorities } from '../src/avatars/process-priority.js';
+import { parseNetwork } from '../src/config/networks.js';
 import { importLines } from '../src/data/importer.js';
 import { seedDemoData } from '../src/data/seed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { createAddressPolicy, parseNetwork } from '../src/outbound/address-policy.js';
+import { createAddressPolicy } from '../src/outbound/address-policy.js';
 import { initialsSvg } from '../src/profiles/avatar-svg.js';
 import { formatFromAccept } from '../src/service/avatars.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
@@ -1031,7 +1032,8 @@ describe.skipIf(process.platform !== 'linux')('making variants at idle priority,
     const origin = await startImageOrigin('127.0.0.1');
     origin.route('/a.jpg', serve(await sidewaysJpeg(300, 200)));
     const script = `
-      import { createAddressPolicy, parseNetwork } from './src/outbound/address-policy.ts';
+      import { parseNetwork } from './src/config/networks.ts';
+      import { createAddressPolicy } from './src/outbound/address-policy.ts';
       import { AvatarImages } from './src/avatars/avatar-images.ts';
       import pino from 'pino';
       const policy = createAddressPolicy([parseNetwork('127.0.0.1/32')]);

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboundError, type Resolver, type SafeFetchOptions, safeFetch } from '../src/avatars/safe-fetch.js';
-import { canonicalAddress, createAddressPolicy, parseNetwork } from '../src/outbound/address-policy.js';
+import { parseNetwork } from '../src/config/networks.js';
+import { canonicalAddress, createAddressPolicy } from '../src/outbound/address-policy.js';
 import { type ImageOrigin, redirect, serve, startImageOrigin } from './support/image-origin.js';
 
 const LOOPBACK_ONE = parseNetwork('127.0.0.1/32');

@@ -10,20 +10,14 @@ import { mkdtempSync, readdirSync, rmSync, statfsSync, statSync, utimesSync, wri
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  DEFAULT_VARIANT_FILES,
-  HASH_BYTES,
-  indexBytes,
-  MAX_INDEX_BYTES,
-  MAX_VARIANT_FILES,
-  VariantIndex,
-} from '../src/avatars/variant-index.js';
+import { HASH_BYTES, indexBytes, MAX_INDEX_BYTES, VariantIndex } from '../src/avatars/variant-index.js';
 import {
   MEMORY_ENTRY_OVERHEAD_BYTES,
   VariantStore,
   type VariantStoreOptions,
   variantOf,
 } from '../src/avatars/variant-store.js';
+import { DEFAULT_VARIANT_FILES, MAX_VARIANT_FILES } from '../src/config/config.js';
 import { captureLog } from './support/log-capture.js';
 
 const MiB = 1024 * 1024;

@@ -96,7 +96,7 @@ describe('the service behind Varnish (deploy/varnish/default.vcl)', () => {
   const through = (path: string, headers: Record<string, string> = {}) => get(`${varnish.url}${path}`, headers);
 
   /**
-   * The service purges Varnish whole when it starts leading (src/edge/purger.ts), retrying until
+   * The service purges Varnish whole when it starts leading (src/edge/purge-queues.ts), retrying until
    * Varnish, started after it, accepts: a purge landing between a test's two reads would empty
    * the cache under it (seen in CI). Waits until the service leads, has had a purge accepted and
    * has nothing left to purge, the same at two checks in a row 200 ms apart.

@@ -15,7 +15,7 @@ import { seedDemoData } from '../src/data/seed.js';
 import { pruneLog } from '../src/db/change-log.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { openDatabase } from '../src/db/database.js';
-import { generateApiKey } from '../src/limits/api-keys.js';
+import { generateApiKey } from '../src/limits/api-key-credentials.js';
 import { UNKNOWN_KEYS_PER_MINUTE } from '../src/service/api-keys.js';
 import { createKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';

@@ -7,7 +7,8 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { createAddressPolicy, parseNetwork } from '../src/outbound/address-policy.js';
+import { parseNetwork } from '../src/config/networks.js';
+import { createAddressPolicy } from '../src/outbound/address-policy.js';
 import type { Resolver } from '../src/outbound/checked-target.js';
 import { refusedWebhookUrl, type WebhookTarget } from '../src/webhooks/delivery.js';
 import { retryAfterMs, retryDelayMs } from '../src/webhooks/retry-schedule.js';

@@ -8,6 +8,7 @@
  * (./origin-process.ts), so the lookups keep their latency while avatars are made.
  */
 import { LRUCache } from 'lru-cache';
+import { DEFAULT_VARIANT_FILES } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
 import type { AddressPolicy } from '../outbound/address-policy.js';
 import { type GateClock, RateGate, REAL_CLOCK } from './concurrency.js';
@@ -23,7 +24,6 @@ import {
 } from './origin-images.js';
 import { OriginProcess } from './origin-process.js';
 import type { Resolver } from './safe-fetch.js';
-import { DEFAULT_VARIANT_FILES } from './variant-index.js';
 import { type Variant, VariantStore, variantOf } from './variant-store.js';
 
 export { IMAGE_OUTCOMES, type ImageOutcome, type VariantRequest } from './origin-images.js';

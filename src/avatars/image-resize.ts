@@ -12,7 +12,7 @@ import type { Metadata, Sharp } from 'sharp';
 
 type SharpModule = typeof import('sharp')['default'];
 
-/** The longest one resize may take; a 2000×1500 JPEG takes tens of milliseconds. */
+/** The longest one resize may take: far more than a large photo needs, so only a hostile image reaches it. */
 const RESIZE_TIMEOUT_SECONDS = 5;
 
 /** Originals over this many pixels are refused before decoding (the contract's 40 megapixels). */

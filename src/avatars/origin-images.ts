@@ -5,8 +5,8 @@
  * fetches of one original share one; fetches run at most `fetchesPerHost` per host and `fetches`
  * in all, resizes at most `resizes` at once.
  *
- * This is the work that takes CPU and memory by the megabyte (485 KB originals, libvips), so the
- * service runs it in a process of its own at idle priority (./origin-process.ts); the variant half
+ * This is the work that takes CPU and memory by the megabyte (originals of hundreds of kilobytes,
+ * libvips), so the service runs it in a process of its own at idle priority (./origin-process.ts); the variant half
  * (variants kept, failures remembered, the bound on new variants a second) stays with the event
  * loop in ./avatar-images.ts.
  */
@@ -129,7 +129,7 @@ export class OriginImages implements VariantMaker {
     this.originals = new LRUCache<string, Buffer>({
       // Enough for the other sizes and formats asked for soon after the first (a page's srcset):
       // each original held is also resident memory, and one evicted is garbage only a full
-      // collection frees (bench/README.md, "Avatars": 32 MB here cost about 28 MB of peak RSS).
+      // collection frees (docs/decisions.md, "The avatar variant cache bounded by what it takes").
       maxSize: options.originalBytes ?? ORIGINAL_BYTES,
       sizeCalculation: (body) => Math.max(body.length, 1),
       ttl: ORIGINAL_TTL_MS,

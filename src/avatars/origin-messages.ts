@@ -1,5 +1,5 @@
 /** What the service and its origin process (./origin-process.ts, ./origin-child.ts) say to each other. */
-import type { Network } from '../outbound/address-policy.js';
+import type { Network } from '../config/networks.js';
 import type { OutputFormat } from './image-resize.js';
 import type { ImageOutcome, OriginImagesOptions, VariantRequest } from './origin-images.js';
 

@@ -2,7 +2,7 @@
  * New avatar variants made in a process of its own, the origin process (./origin-child.ts
  * running ./origin-images.ts), at idle priority (./process-priority.ts). In the service's
  * process, a new variant would cost the lookups beside it more than its CPU: the fetch's socket
- * reads, sharp's calls and the collections of 485 KB originals run on the event loop, and even
+ * reads, sharp's calls and the collections of large originals run on the event loop, and even
  * on a thread of its own they share libuv's pool, V8's helper threads and the memory map with
  * the event loop, all at its priority. Here the service only sends a job and receives the
  * variant's bytes; what the origin process observes (fetches, resizes) is reported back and given
@@ -14,8 +14,8 @@
  * ('internal-error', the fallback answers), the end is logged, and the next new variant starts another;
  * but after the second end in a row (processes that each lived less than a minute), not at once
  * (restartPauseMs): a process that cannot start, or that images keep crashing, would otherwise be
- * forked for every new variant, each start costing about 40 ms of CPU at the service's priority
- * before it lowers itself.
+ * forked for every new variant, each start costing CPU at the service's priority before it
+ * lowers itself (docs/decisions.md, "Making variants at idle priority, in a process of its own").
  * It ends with the service: asked at shutdown, and by itself when the service's channel closes.
  * It is given none of the service's secrets (./origin-environment.ts).
  */

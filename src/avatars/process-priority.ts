@@ -2,7 +2,7 @@
  * New avatar variants are made at idle priority, so that lookups keep their latency while avatars
  * are made: the origin process (./origin-child.ts) lowers itself, every thread of it, when it
  * starts. Its threads are its event loop (the fetches, the originals' bytes, sharp's calls),
- * libuv's pool (sharp's work is queued there), V8's helpers (the collections of 485 KB
+ * libuv's pool (sharp's work is queued there), V8's helpers (the collections of large
  * originals) and libvips' workers (the decoding, resizing and encoding). Threads started later
  * inherit the class and nice value of the thread that starts them, so lowering the threads there
  * are at start lowers every one there will be.

@@ -29,10 +29,6 @@ function tableSize(entries: number): number {
 
 /** The memory the index may take at its bound, whatever the bound configured. */
 export const MAX_INDEX_BYTES = 32 * 1024 * 1024;
-/** The most variant files AVATAR_VARIANT_CACHE_FILES allows: indexBytes of them is within MAX_INDEX_BYTES. */
-export const MAX_VARIANT_FILES = 500_000;
-/** Variant files on disk at most, by default (AVATAR_VARIANT_CACHE_FILES). */
-export const DEFAULT_VARIANT_FILES = 200_000;
 
 /** One entry as `oldest` gives it. */
 export interface IndexEntry {

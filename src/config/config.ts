@@ -5,10 +5,9 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_VARIANT_FILES, MAX_VARIANT_FILES } from '../avatars/variant-index.js';
-import { type Network, parseNetwork } from '../outbound/address-policy.js';
 import { ConfigError } from './config-error.js';
 import { parseDuration, parseDurationList } from './durations.js';
+import { type Network, parseNetwork } from './networks.js';
 import { type TracingConfig, tracingConfig } from './tracing.js';
 
 /**
@@ -396,6 +395,13 @@ function secretKeyOf(value: string): Buffer | undefined {
  * typical profiles (see docs/decisions.md, "The profile cache's default size").
  */
 const DEFAULT_PROFILE_CACHE_SIZE = 10_000;
+/**
+ * The most variant files AVATAR_VARIANT_CACHE_FILES allows: the disk index of that many stays
+ * within its memory bound (MAX_INDEX_BYTES, src/avatars/variant-index.ts, whose test holds it).
+ */
+export const MAX_VARIANT_FILES = 500_000;
+/** Variant files on disk at most, by default (AVATAR_VARIANT_CACHE_FILES). */
+export const DEFAULT_VARIANT_FILES = 200_000;
 
 export function loadConfig(env: Env = process.env): Config {
   const cacheMaxAge = integer(env, 'CACHE_MAX_AGE', 60, 0, 31_536_000);

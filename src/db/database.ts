@@ -10,7 +10,7 @@ import { listenToPostgres } from './change-feed.js';
 import { raiseUnavailable } from './driver-errors.js';
 import { drizzlePostgres } from './drizzle.js';
 import { Freshness } from './freshness.js';
-import type { DatabaseHandle, DatabaseOptions, Read } from './handle.js';
+import type { DatabaseHandle, DatabaseOptions } from './handle.js';
 import { advisoryLeadership } from './leader-lock.js';
 import { migrateWithLock } from './migrations.js';
 import { OUTAGE_PROBE_INTERVAL_MS, OutageGate } from './outage-gate.js';
@@ -18,6 +18,7 @@ import { APPLICATION_NAME, type ServicePool, servicePool, singleSession } from '
 import { withDeadline } from './postgres-deadlines.js';
 import { containLostTransactions } from './postgres-transactions.js';
 import { ReplicaSet } from './replicas.js';
+import type { Read } from './schema.js';
 import * as schema from './schema.js';
 import { observePostgresStatements, statementServer } from './statement-observer.js';
 

@@ -10,7 +10,7 @@ import type { Logger as DrizzleLogger } from './drizzle.js';
 import type { Leadership, LeadershipHandlers } from './leader-lock.js';
 import type { QueryFailureKind } from './outage-gate.js';
 import type { ReplicaStatus } from './replicas.js';
-import type { Database } from './schema.js';
+import type { Database, Read } from './schema.js';
 import type { Detach, StatementObserver } from './statement-observer.js';
 
 export interface DatabaseOptions {
@@ -38,9 +38,6 @@ export interface DatabaseOptions {
   /** Where the database layer tells operators what they should know (a lock waited for, a replica out of use). */
   log?: Logger;
 }
-
-/** One read of the request path, handed the server that answers it. */
-export type Read<T> = (db: Database) => Promise<T>;
 
 export interface DatabaseHandle {
   /**

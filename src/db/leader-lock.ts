@@ -1,7 +1,7 @@
 /**
  * Leadership of one process among all the processes of a deployment, through a PostgreSQL
  * session-level advisory lock: the process whose session holds the lock leads. What it is for
- * here: the one process that purges shared caches (src/edge/purger.ts).
+ * here: the one process that purges shared caches (src/edge/purge-queues.ts).
  *
  * - The session is a direct one to the primary (DATABASE_LISTEN_URL, else DATABASE_URL), never
  *   through a pooler: a transaction-mode pooler hands the session to other clients and keeps the

@@ -4,8 +4,8 @@
  * The service embeds it in answers without parsing it (src/profiles/profile.ts).
  *
  * The importer writes it with the profile (`profiles.records_json`, from the same rows it writes
- * to `records`, src/data/import-writer.ts), so a lookup reads one column: building it in every
- * lookup cost PostgreSQL about 27 µs a profile (bench/README.md, "Issue 25, seventh round").
+ * to `records`, src/data/import-writer.ts), so a lookup reads one column instead of PostgreSQL
+ * building it every time (docs/decisions.md, "The records text stored with the profile").
  * Where it is null (rows of other writers, and of before migration 0005) a lookup builds it from
  * `records` with the same expression, and the backfill below, run after the migrations, stores it.
  */

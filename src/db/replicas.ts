@@ -18,9 +18,8 @@ import type postgres from 'postgres';
 import { describeFailure } from '../errors/cause-chain.js';
 import { isDatabaseUnavailable } from './driver-errors.js';
 import type { Freshness } from './freshness.js';
-import type { Read } from './handle.js';
 import { withDeadline } from './postgres-deadlines.js';
-import type { Database } from './schema.js';
+import type { Database, Read } from './schema.js';
 import { parseWalPosition, type WalPosition } from './wal-position.js';
 
 const PROBE_INTERVAL_MS = 500;

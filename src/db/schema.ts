@@ -69,8 +69,8 @@ export const profiles = pgTable(
     /**
      * The contract's `records` object as JSON text, exactly as src/db/records-text.ts builds it
      * from `records` (keys ascending, values as stored): written by the importer with the profile,
-     * so a lookup reads one column instead of aggregating the records (bench/README.md, "Issue 25,
-     * seventh round"). Null for rows of other writers and of before migration 0005: lookups then
+     * so a lookup reads one column instead of aggregating the records (docs/decisions.md, "The
+     * records text stored with the profile"). Null for rows of other writers and of before migration 0005: lookups then
      * build it from `records`, and the backfill after the migrations (src/db/records-text.ts, run
      * by src/db/backfills.ts) fills it. Derived data, covered by the content hash through the
      * records.
@@ -331,3 +331,6 @@ export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 /** Drizzle over this schema: what every query module is given, on PostgreSQL or PGlite. */
 export type Database = PgDatabase<PgQueryResultHKT, typeof import('./schema.js')>;
+
+/** One read of the request path, handed the server that answers it (./handle.ts, ./replicas.ts). */
+export type Read<T> = (db: Database) => Promise<T>;

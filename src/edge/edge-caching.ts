@@ -15,7 +15,7 @@
  *   it goes out `private` instead, for browsers only;
  * - a change this process has not heard yet when it sends (it hears every change within about a
  *   second of its commit, or its feed is not live) is covered by the purger's second purge of the
- *   same tags, sent a little later than the first (./purger.ts, SETTLE_MS).
+ *   same tags, sent a little later than the first (./purge-queues.ts, SETTLE_MS).
  *
  * An answer cut to the client's remaining budget (a short search page), or whose tags would not
  * fit a cache's header limit, is not shareable either.
@@ -98,6 +98,11 @@ export class EdgeCaching {
     this.publicControl = `public, max-age=${browserAge}, s-maxage=${settings.sharedMaxAgeSeconds}`;
     this.privateControl = `private, max-age=${browserAge}`;
     this.keyedHeaders = Object.freeze({ 'Cache-Control': this.privateControl });
+  }
+
+  /** `control` as an answer to a request with an API key gets it (keyedCacheControl). */
+  keyed(control: string): string {
+    return keyedCacheControl(control);
   }
 
   get purging(): boolean {

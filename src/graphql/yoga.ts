@@ -10,7 +10,7 @@ import { type DocumentNode, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config/config.js';
-import { EdgeCaching } from '../edge/edge-caching.js';
+import type { EdgeCaching } from '../edge/edge-caching.js';
 import { serviceRequestFor } from '../http/service-request.js';
 import type { Logger } from '../logging/logger.js';
 import type { AvatarService } from '../service/avatars.js';
@@ -113,8 +113,8 @@ export interface GraphQLServerDeps {
   compiledExecution?: boolean;
   /** Ready answers of cached profiles (./execution/profile-answers.ts), on unless false: tests compare answers without them. */
   keptAnswers?: boolean;
-  /** Caching headers and tags of cacheable GET answers; without it, the profile Cache-Control without purging. */
-  edge?: EdgeCaching;
+  /** Caching headers and tags of cacheable GET answers: the process's one EdgeCaching, made by the app. */
+  edge: EdgeCaching;
 }
 
 /**
@@ -244,10 +244,7 @@ export function createGraphQLServer({
   documents = createDocumentCaches<ShapePlan>(),
   compiledExecution: compiled = true,
   keptAnswers = true,
-  edge = new EdgeCaching(
-    { purging: false, maxAgeSeconds: config.cacheMaxAgeSeconds, sharedMaxAgeSeconds: config.cacheMaxAgeSeconds },
-    () => false,
-  ),
+  edge,
 }: GraphQLServerDeps): GraphQLServer {
   const byShape = compiledExecutionByShape(schema, documents);
   const answers = keptAnswers ? profileAnswers(schema) : undefined;

@@ -5,7 +5,7 @@
  * (`apiKeyOf`), so the service counts it under the key's limits, and its answers are for the one
  * client that sent it (`Cache-Control: private` unless the answer says more, see below). A key in
  * the query string answers 400 on every path, apps' or not (`refusesKeyInUrl`).
- * Which key a request presents is src/limits/api-keys.ts's rule; which keys are valid,
+ * Which key a request presents is src/limits/api-key-credentials.ts's rule; which keys are valid,
  * src/service/api-keys.ts's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -16,7 +16,7 @@ import {
   credentialOf,
   credentialOfKey,
   INVALID_API_KEY_MESSAGE,
-} from '../limits/api-keys.js';
+} from '../limits/api-key-credentials.js';
 import { rateLimitKey } from '../limits/client-key.js';
 import type { Logger } from '../logging/logger.js';
 import type { ApiKeyStore } from '../service/api-keys.js';

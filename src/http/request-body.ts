@@ -23,8 +23,8 @@ export function declaredTooLarge(req: IncomingMessage, limitBytes: number): bool
  * A body with a declared length that has all arrived is taken from the request's buffer at once:
  * node:http pushes a small body into it in the turn that parsed the headers, so one microtask
  * after the `request` event it is there. Reading it through the stream's events instead resumes
- * the stream, emits `data` and then `end` on later ticks: about 6 % of a bare node:http server's
- * POST, 4 % of a GraphQL lookup (bench/README.md, "Issue 25, twenty-first round"). Anything else — a
+ * the stream, emits `data` and then `end` on later ticks, work a small request notices
+ * (docs/decisions.md, "Request bodies taken from the buffer"). Anything else — a
  * chunked body, one still on its way, one larger than the buffer holds — is read through the
  * events.
  */

@@ -75,7 +75,7 @@ export async function readProfilesOnPrimary(
 /**
  * A request's batch of this many names or more reads in a statement of its own. Joining the
  * turn's shared statement saves such a batch little, and costs it the shared loader's promise per
- * name and `loadMany`'s second one (60 KB of the 821 KB a `profiles(names:)` of 100 names allocated).
+ * name and `loadMany`'s second one (docs/decisions.md, "Large batches in a statement of their own").
  */
 const OWN_STATEMENT_FROM_NAMES = 20;
 

@@ -3,10 +3,9 @@
  * request counter, kept as series found once per combination of their three label values.
  *
  * Why not prom-client's Histogram and Counter: they validate, hash and copy the labels of every
- * observation (about 1 µs for a request's counter increment and histogram observation in a loop;
- * 4.5 µs of a REST lookup and 11 µs of a GraphQL one in CPU profiles under load, profiler on:
- * bench/README.md, "Issue 25, eighth round"). Here an observation is three lookups in small maps,
- * a bucket found among twelve and two additions (about 33 ns in the same loop).
+ * observation, which showed in CPU profiles of lookups under load (docs/decisions.md, "Latency
+ * histograms of our own, in prom-client's registry"). Here an observation is three lookups in
+ * small maps, a bucket found among twelve and two additions.
  *
  * They stay prom-client metrics for everything else: registered in its Registry, which writes
  * their Prometheus text, and summed by its AggregatorRegistry under WORKERS, both from the `get()`

@@ -1,10 +1,10 @@
 /**
- * The purger's figures in /metrics (src/edge/purger.ts): purges sent and failed per cache, tags
+ * The purger's figures in /metrics (src/edge/purge-queues.ts): purges sent and failed per cache, tags
  * waiting per cache, whether this process leads, and the time from a change's commit to its
  * first purge.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { PurgeObserver, PurgerStats } from '../edge/purger.js';
+import type { PurgeObserver, PurgerStats } from '../edge/purge-queues.js';
 
 const COMMIT_TO_PURGE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30];
 

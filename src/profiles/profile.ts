@@ -92,10 +92,10 @@ export class Profile {
 
   /**
    * Says the profile will be kept for long (the profile cache): its document gets bytes of its own
-   * instead of a slice of Node's shared buffer pool. A small Buffer is a slice of a 64 KB slab
-   * (Node 24's `Buffer.poolSize`) that lives as long as any slice of it; a profile kept among
+   * instead of a slice of Node's shared buffer pool. A small Buffer is a slice of a slab of
+   * `Buffer.poolSize` bytes that lives as long as any slice of it; a profile kept among
    * others that were not (the cache keeps few of the profiles it sees) would keep a whole slab
-   * each, about 60 times its document (docs/decisions.md, "Profiles cached from their second
+   * each, many times its document (docs/decisions.md, "Profiles cached from their second
    * lookup").
    */
   keepLong(): void {
@@ -176,9 +176,8 @@ function recordsOf(stored: StoredRecords, json?: string): ProfileRecord[] {
 
 /**
  * `text` built as one string. V8 keeps a string joined with `+` as a tree of its pieces until
- * something flattens it; held by a cached profile, the tree of a written GraphQL answer cost about
- * 1.4 KB a profile more than its text (npm run bench:cache-memory: 1,164 B more than the records
- * it lets go, against 248 B less). JSON.parse gives back exactly the string JSON.stringify was
+ * something flattens it; held by a cached profile, the tree of a written GraphQL answer costs more
+ * memory than its text (`npm run bench:cache-memory` measures it). JSON.parse gives back exactly the string JSON.stringify was
  * given, built anew.
  */
 function oneString(text: string): string {

@@ -8,10 +8,7 @@
  * copy per `Accept`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { FAILURE_MEMORY_MS } from '../avatars/avatar-images.js';
-import { CONTENT_TYPES } from '../avatars/image-resize.js';
 import type { Variant } from '../avatars/variant-store.js';
-import { keyedCacheControl } from '../edge/edge-caching.js';
 import { matchesIfNoneMatch } from '../http/conditional.js';
 import { sendBody, sendError, sendNotModified } from '../http/respond.js';
 import {
@@ -19,6 +16,8 @@ import {
   AVATAR_SIZE,
   type AvatarAnswer,
   type AvatarParameters,
+  FAILED_ORIGINAL_MAX_AGE_SECONDS,
+  IMAGE_CONTENT_TYPES,
   INVALID_SIZE_MESSAGE,
   MAX_FALLBACK_URL_LENGTH,
 } from '../service/avatars.js';
@@ -60,12 +59,12 @@ export const avatarRoute: RestRoute = {
   pattern: '/api/:name/avatar',
   methods: GET_HEAD,
   handler: (deps) => {
-    const temporary = `public, max-age=${Math.min(deps.config.cacheMaxAgeSeconds, FAILURE_MEMORY_MS / 1000)}`;
+    const temporary = `public, max-age=${Math.min(deps.config.cacheMaxAgeSeconds, FAILED_ORIGINAL_MAX_AGE_SECONDS)}`;
     const controls: AvatarCacheControls = { temporary, immutable: IMMUTABLE_CACHE_CONTROL };
     // An answer to a request with an API key carries the key's budget: for its client alone.
     const keyedControls: AvatarCacheControls = {
-      temporary: keyedCacheControl(temporary),
-      immutable: keyedCacheControl(IMMUTABLE_CACHE_CONTROL),
+      temporary: deps.edge.keyed(temporary),
+      immutable: deps.edge.keyed(IMMUTABLE_CACHE_CONTROL),
     };
     return serviceHandler(deps, async ({ req, res, params, request }) => {
       const { value, rateLimit } = await deps.avatars.lookupAvatar(request, params.name ?? '', {
@@ -127,7 +126,7 @@ function headersOfVariant(variant: Variant): OutgoingHttpHeaders {
     headers = {
       ETag: variant.etag,
       'Content-Security-Policy': SVG_SECURITY_HEADERS['Content-Security-Policy'],
-      'Content-Type': CONTENT_TYPES[variant.format],
+      'Content-Type': IMAGE_CONTENT_TYPES[variant.format],
       'Content-Length': variant.body.length,
     };
     variantHeaders.set(variant, headers);
@@ -197,7 +196,9 @@ function avatarOperation(): Operation {
     ...headerRefs('Vary', 'xkey', 'Surrogate-Key'),
   };
   const binary = { type: 'string', contentMediaType: 'application/octet-stream' };
-  const imageContent = Object.fromEntries(AVATAR_FORMATS.map((format) => [CONTENT_TYPES[format], { schema: binary }]));
+  const imageContent = Object.fromEntries(
+    AVATAR_FORMATS.map((format) => [IMAGE_CONTENT_TYPES[format], { schema: binary }]),
+  );
   return {
     operationId: 'avatar',
     summary: 'The avatar of a name ID, as an image of the size asked for, with a fallback',

@@ -40,7 +40,7 @@ import { type ServiceCall, serviceHandler } from './service-handler.js';
 import { sendValidated } from './validated-answer.js';
 
 export const NAMES_REQUIRED_MESSAGE = 'The names parameter is required';
-/** 100 names of the longest kind, percent-free JSON, fit in about 40 KiB. */
+/** Room for 100 names of the longest kind as percent-free JSON, with some to spare. */
 export const MAX_BATCH_BODY_BYTES = 64 * 1024;
 
 const NO_STORE = { 'Cache-Control': 'no-store' } as const;

@@ -22,7 +22,7 @@
 import { LRUCache } from 'lru-cache';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Config } from '../config/config.js';
-import { sameHash } from '../limits/api-keys.js';
+import { sameHash } from '../limits/api-key-credentials.js';
 import { apiKeyIsActive, findApiKey, recordKeysUsed } from '../loaders/api-keys.js';
 import type { ServiceDatabase } from '../loaders/loaders.js';
 import type { Logger } from '../logging/logger.js';

@@ -17,8 +17,8 @@
  * cached for long.
  */
 import { createHash } from 'node:crypto';
-import { AVATAR_IMAGE_REVISION, type AvatarImages } from '../avatars/avatar-images.js';
-import type { FormatChoice, OutputFormat } from '../avatars/image-resize.js';
+import { AVATAR_IMAGE_REVISION, type AvatarImages, FAILURE_MEMORY_MS } from '../avatars/avatar-images.js';
+import { CONTENT_TYPES, type FormatChoice, type OutputFormat } from '../avatars/image-resize.js';
 import type { Variant } from '../avatars/variant-store.js';
 import type { RateLimitDecision } from '../limits/rate-limit.js';
 import { canonicalName, INVALID_NAME_MESSAGE, parseNameId } from '../names/name-id.js';
@@ -35,6 +35,10 @@ export const INVALID_FALLBACK_MESSAGE = 'Invalid fallback, expected initials, 40
 export const INVALID_FORMAT_MESSAGE = 'Invalid format, expected webp, jpeg or png';
 export const AVATAR_FORMATS: readonly OutputFormat[] = ['webp', 'jpeg', 'png'];
 export const MAX_FALLBACK_URL_LENGTH = 2048;
+/** The `Content-Type` of an image of each format the service makes. */
+export const IMAGE_CONTENT_TYPES: Readonly<Record<OutputFormat, string>> = CONTENT_TYPES;
+/** A failed original's fallback is kept no longer than the failure is remembered (the original is tried again then). */
+export const FAILED_ORIGINAL_MAX_AGE_SECONDS = FAILURE_MEMORY_MS / 1000;
 export const PROFILE_NOT_FOUND_MESSAGE = 'Profile not found';
 export const NO_AVATAR_MESSAGE = 'No avatar';
 

@@ -6,14 +6,13 @@
  * its first lookup replaces a hot entry with each of them. Under lookups spread over many names
  * (a crawler walking the directory, or the benchmark's random names) nearly every lookup then
  * costs a cache write and an eviction, and the evicted profiles, which had lived long enough to
- * move to V8's old generation, are garbage that only a full collection frees: with 10,000
- * entries and no repeats, REST and GraphQL lookups cost about a quarter more CPU than with the cache off
- * (docs/decisions.md, "Profiles cached from their second lookup"). Names seen twice are the
+ * move to V8's old generation, are garbage that only a full collection frees: such lookups cost
+ * more CPU than with the cache off (docs/decisions.md, "Profiles cached from their second lookup"). Names seen twice are the
  * ones worth keeping.
  *
  * The window is a Bloom filter of names seen once, 8 bits per name it remembers and two probes,
  * cleared after it has remembered `window` names: it allocates nothing per lookup. A false
- * positive (about 5 % when full) admits a name on its first lookup, as without the filter.
+ * positive (a few in a hundred when full, by the filter's sizing) admits a name on its first lookup, as without the filter.
  */
 
 const BITS_PER_NAME = 8;

@@ -1,7 +1,7 @@
 /** API keys for tests, made the way `npm run keys -- create` makes them. */
 import { insertApiKey } from '../../src/db/api-key-queries.js';
 import type { DatabaseHandle } from '../../src/db/database.js';
-import { generateApiKey, generateApiKeyId, hashApiKey } from '../../src/limits/api-keys.js';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../../src/limits/api-key-credentials.js';
 
 export interface TestKey {
   id: string;

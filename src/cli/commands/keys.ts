@@ -6,7 +6,7 @@
 
 import { insertApiKey, listApiKeys, revokeApiKey } from '../../db/api-key-queries.js';
 import type { ApiKeyRow } from '../../db/schema.js';
-import { generateApiKey, generateApiKeyId, hashApiKey } from '../../limits/api-keys.js';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../../limits/api-key-credentials.js';
 import {
   type Command,
   CommandError,

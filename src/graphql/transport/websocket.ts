@@ -35,7 +35,7 @@ import {
 } from 'graphql';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { admitConnection } from '../../http/api-key-guard.js';
-import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, INVALID_API_KEY_MESSAGE } from '../../limits/api-keys.js';
+import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, INVALID_API_KEY_MESSAGE } from '../../limits/api-key-credentials.js';
 import type { Logger } from '../../logging/logger.js';
 import type { ApiKeyStore } from '../../service/api-keys.js';
 import type { GraphQLServer } from '../yoga.js';

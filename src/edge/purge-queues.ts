@@ -1,6 +1,7 @@
 /**
- * The purger: keeps shared caches fresh by purging, on every configured cache, the tags of every
- * change (./tags.ts), within a second of its commit.
+ * The purge queues (the purger): keep shared caches fresh by purging, on every configured cache,
+ * the tags of every change (./tags.ts), within a second of its commit; each purge is one request
+ * of ./purge-request.ts.
  *
  * - Only the deployment's leader purges (src/db/leader-lock.ts decides; `lead()` and `follow()` tell
  *   the purger). Every process hears every change, so without a leader each change would be

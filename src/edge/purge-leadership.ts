@@ -1,15 +1,16 @@
 /**
- * Purging wired to a process: the purger, this process's part in electing the one process of the
- * deployment that purges (an advisory lock, src/db/leader-lock.ts), and what the change feed tells
- * shared caches. Without CACHE_PURGE_URLS nothing here runs.
+ * Which process purges, and what it is told: starts the purge queues (./purge-queues.ts) under
+ * this process's part in electing the one process of the deployment that purges (an advisory
+ * lock, src/db/leader-lock.ts), and hands them what the change feed hears. Without
+ * CACHE_PURGE_URLS nothing here runs.
  */
 import type { ChangeFeedHandlers } from '../db/change-feed.js';
 import type { DatabaseHandle } from '../db/handle.js';
 import { PURGE_LEADER_KEY } from '../db/leader-lock.js';
 import type { Logger } from '../logging/logger.js';
 import type { EdgeCaching } from './edge-caching.js';
-import { sendPurge } from './purge-client.js';
-import { type PurgeObserver, Purger, type PurgerStats } from './purger.js';
+import { type PurgeObserver, Purger, type PurgerStats } from './purge-queues.js';
+import { sendPurge } from './purge-request.js';
 
 export interface Purging {
   purger: Purger;

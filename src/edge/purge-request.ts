@@ -1,6 +1,6 @@
 /**
- * The purge request: `PURGE <base URL>/` with the tags in an `xkey` header, as the shipped VCL
- * (deploy/varnish/default.vcl) and Varnish's xkey vmod take it. This module is the one place the
+ * The purge request to one cache: `PURGE <base URL>/` with the tags in an `xkey` header, as the
+ * shipped VCL (deploy/varnish/default.vcl) and Varnish's xkey vmod take it. This module is the one place the
  * service sends anything to a shared cache, and it guards what it sends:
  *
  * - only to the configured base URLs (CACHE_PURGE_URLS), never to an address taken from an

@@ -1,7 +1,8 @@
 /**
- * The API-key guard: what a key looks like, how one is made and hashed, and which key (if any) a
- * request presents. Nothing here reads the database; src/service/api-keys.ts tells a valid key
- * from an unknown or revoked one.
+ * API keys as credentials: what a key looks like, how one is made and hashed, and which key (if
+ * any) a request presents. Nothing here reads the database or answers a request:
+ * src/service/api-keys.ts tells a valid key from an unknown or revoked one, and the API-key guard
+ * (src/http/api-key-guard.ts) refuses a request on what these rules say.
  *
  * A key is `nps_` and 40 random base62 characters (about 238 bits). A request presents it in
  * `Authorization: Bearer <key>` or `X-API-Key: <key>`. The rules, all decided before any lookup:
