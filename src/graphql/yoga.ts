@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { useAPQ } from '@graphql-yoga/plugin-apq';
 import { type DocumentNode, getOperationAST } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
@@ -18,15 +17,11 @@ import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
 import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from './execution/compiled-by-shape.js';
-import {
-  COMPILE_AFTER_EXECUTIONS,
-  createDocumentCaches,
-  createPersistedQueryStore,
-  type DocumentCaches,
-} from './execution/document-memory.js';
+import { COMPILE_AFTER_EXECUTIONS, createDocumentCaches, type DocumentCaches } from './execution/document-cache.js';
 import { maskError } from './execution/error-masking.js';
 import { executeHooks } from './execution/execute-hooks.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './execution/graphql-armor.js';
+import { nestingLimitPlugin } from './execution/nesting-limit.js';
 import { PreparedOperations } from './execution/prepared-operations.js';
 import { type ProfileAnswers, profileAnswers } from './execution/profile-answers.js';
 import { uncompiledWhenRefused } from './execution/refused-variables.js';
@@ -38,6 +33,7 @@ import type { GraphQLContext, StreamConnection } from './schema/context.js';
 import { schema } from './schema/schema.js';
 import { acceptQualityPlugin } from './transport/accept.js';
 import { httpCachingPlugin } from './transport/http-caching.js';
+import { persistedQueriesPlugin } from './transport/persisted-queries.js';
 import { refusedStreamsPlugin } from './transport/refused-streams.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
 import { type ResultProcessHookList, resultProcessHooks } from './transport/result-process-hooks.js';
@@ -122,7 +118,7 @@ export interface GraphQLServerDeps {
  * walk of the document each time. Compiling costs more than a few executions save (see
  * docs/decisions.md, "Compiled execution after repeated executions"), so a document is compiled on its
  * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has
- * room for the compiled query (see ./execution/document-memory.ts): compiled queries live and die with
+ * room for the compiled query (see ./execution/document-cache.ts): compiled queries live and die with
  * their cache entries. Queries with string literals are compiled once per shape instead
  * (./execution/compiled-by-shape.ts), unless their shape cannot be. Variables a compiled document refuses
  * are answered by uncompiled execution (./execution/refused-variables.ts). Operations answered
@@ -168,20 +164,6 @@ function compiledExecution(
         setExecuteFn: (compiled) => payload.setExecuteFn(uncompiledWhenRefused(compiled, uncompiled)),
       });
     },
-  };
-}
-
-/**
- * Automatic persisted queries: a client may send the SHA-256 of a document it sent before. The
- * plugin's hook is an async function that returns at once for a request naming no persisted
- * query; it is only called for those that do, which spares every other request a promise.
- */
-function persistedQueries(): Plugin {
-  const { onParams, ...apq } = useAPQ({ store: createPersistedQueryStore() });
-  if (onParams === undefined) throw new Error('@graphql-yoga/plugin-apq no longer reads parameters');
-  return {
-    ...apq,
-    onParams: (payload) => (payload.params.extensions?.persistedQuery == null ? undefined : onParams(payload)),
   };
 }
 
@@ -278,12 +260,13 @@ export function createGraphQLServer({
       // Before the persisted-query plugin: it checks the extension's shape first.
       requestMistakesPlugin(),
       acceptQualityPlugin(),
-      persistedQueries(),
+      persistedQueriesPlugin(),
       streamingHeadersPlugin(),
       refusedStreamsPlugin(),
       httpCachingPlugin(edge),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
+      nestingLimitPlugin(),
       documents.plugin,
       validationByShape(schema),
       ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape, answers, logger)] : []),

@@ -22,10 +22,11 @@
  * must keep running; subscriptions stream). Entries are kept by the cached document, so they go
  * when the document cache evicts it. The transport README lists this as a piece that mirrors Yoga.
  */
+
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
-import type { Cache } from './document-memory.js';
+import type { PromiseOrValue } from 'graphql-yoga';
+import type { Cache } from './document-cache.js';
 import type { ExecuteStage } from './execute-hooks.js';
-import type { PromiseOrValue } from './refused-variables.js';
 
 /** The GraphQL parameters of a request, as the transport read and checked them. */
 export interface OperationParams {
@@ -49,7 +50,7 @@ interface Enveloped {
 }
 
 export interface PreparedOperationsDeps {
-  /** The parsed-document cache Yoga's parser cache reads (./document-memory.ts). */
+  /** The parsed-document cache Yoga's parser cache reads (./document-cache.ts). */
   documents: Cache<DocumentNode>;
   /** Yoga's envelop for a request's context (`yoga.getEnveloped`). */
   getEnveloped(context: RequestContext): Enveloped;

@@ -21,8 +21,8 @@
  * A selection qualifies when every field in it is one of PROFILE_FIELDS (fields computed from
  * the profile alone) and has no arguments and no directives; the root field has no directive and
  * its one argument is the operation's one variable, a String (`profile`) or a list of Strings
- * (`profiles`) without a default. Such a document has no string literal, so it never runs as
- * another document's stand-in (./compiled-by-shape.ts).
+ * (`profiles`) without a default. Such a document has no string literal, so it is never given as
+ * the parse of another text of its shape (./compiled-by-shape.ts).
  */
 import {
   type DocumentNode,
@@ -44,14 +44,13 @@ import {
   type SelectionSetNode,
   type TypeNode,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import type { Plugin, PromiseOrValue } from 'graphql-yoga';
 import { isNameList } from '../../names/name-id.js';
 import type { Profile } from '../../profiles/profile.js';
 import { CRYPTO_KEYS, SOCIAL_KEYS } from '../../profiles/record-types.js';
 import type { GraphQLContext } from '../schema/context.js';
 import { type MadeLookup, offerLookup, withdrawLookup } from '../schema/profile-lookup.js';
 import { type AnswerWriter, answerWriter } from './answer-writer.js';
-import type { PromiseOrValue } from './refused-variables.js';
 
 /**
  * The fields whose answers are computed from the profile object alone (no context but the
@@ -315,7 +314,7 @@ async function answeredOne(
   if (text !== undefined) return answerResult(plan.responseKey, text);
   const result = await executeWith(context, { name, outcome }, args, execute);
   const answer = result.data?.[plan.responseKey];
-  if (profile?.keptLong === true && (result.errors?.length ?? 0) === 0 && answer != null) {
+  if (profile?.keptByCache === true && (result.errors?.length ?? 0) === 0 && answer != null) {
     profile.keepAnswer(plan.key, JSON.stringify(answer));
   }
   return result;

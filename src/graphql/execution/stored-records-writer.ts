@@ -47,8 +47,7 @@ import {
   recordsAnswerText,
   type StoredShape,
 } from '../../profiles/stored-records.js';
-import { memberPrefix, possibleObjectType } from './answer-parts.js';
-import type { WrittenDocument } from './answer-writer.js';
+import { memberPrefix, possibleObjectType, type WrittenDocument } from './answer-writing.js';
 
 /** Writes a profile's records as the field's answer; undefined where the writer writes them as values. */
 export type RecordsTextWriter = (source: unknown, context: unknown) => string | undefined;
