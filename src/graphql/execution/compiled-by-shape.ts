@@ -82,12 +82,14 @@ interface SkippedParse {
 /** Where a request's context keeps its skipped parse. */
 const SKIPPED_PARSE = Symbol('compiled-by-shape skipped parse');
 
-interface SkippedParseContext {
+type SkippedParseContext = {
   [SKIPPED_PARSE]?: SkippedParse;
-}
+};
 
 export interface CompiledByShape {
   plugin: Plugin<SkippedParseContext>;
+  /** Whether `document` has a shape (a string literal): the documents this plugin may take. */
+  hasShape(document: DocumentNode): boolean;
   /** Whether documents of the shape of `document` run by shape, and not compiled one by one. */
   takes(document: DocumentNode, operationName: string | null | undefined): boolean;
 }
@@ -157,6 +159,7 @@ export function compiledExecutionByShape(
 
   return {
     plugin,
+    hasShape: (document) => shapeOf(document) !== undefined,
     takes(document, operationName) {
       const shape = shapeOf(document);
       return shape !== undefined && counts.peek(planKey(shape, operationName))?.compilable !== false;

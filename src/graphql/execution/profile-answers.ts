@@ -1,8 +1,8 @@
 /**
  * GraphQL answers of profiles written without executing the operation. A REST lookup of a cached
  * profile writes bytes the profile keeps; a GraphQL lookup executed its selection over the
- * profile's records and serialised the result on every request (bench/README.md, "Issue 25,
- * twelfth round"). For the common queries, `profile(name: $variable) { … }` or
+ * profile's records and serialised the result on every request (docs/decisions.md, "Ready
+ * GraphQL answers kept with cached profiles"). For the common queries, `profile(name: $variable) { … }` or
  * `profiles(names: $variable) { … }` alone with a selection that only reads the profile, the
  * answer of each profile is a function of the profile and the selection: it is written once and
  * kept with the cached profile (`Profile.answerFor`), and later requests for the same selection
@@ -251,11 +251,13 @@ type ExecuteFunction = (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>;
 
 /** The plugin, and which operations it answers. */
 export interface ProfileAnswers {
-  /** Goes after the plugins that choose the execute function (compiled execution). */
+  /** Goes after the plugins that choose the execute function (compiled execution): it wraps the one they chose. */
   plugin: Plugin;
   /**
    * Whether the operation has a plan: its answers are kept or written, and it executes only
-   * where that fails (compiled execution leaves such documents alone, see ../yoga.ts).
+   * where that fails. The execution plan (./execution-plan.ts) gives such operations the
+   * `written-answer` path: no compiled path takes them, as a compiled query would run only
+   * where writing fails, and cost its compilation and a place in the document cache.
    */
   plans(document: DocumentNode, operationName: string | null | undefined): boolean;
 }
