@@ -7,8 +7,9 @@
  * writer does what graphql-js's execution does for the selection — graphql-js's own field
  * collection and argument values, the schema's resolvers, type resolvers and serialisers, in the
  * engine's order — but writes the answer's text as it goes, and a record's `raw` as its stored
- * text where that is the text `JSON.stringify` would write (`StoredRecord.rawText`). That saves
- * about 6 % of such a request's CPU (bench/README.md, "Issue 25, thirteenth round"). A profile's
+ * text where that is the text `JSON.stringify` would write (`StoredRecord.rawText`), so no result
+ * object is built and no stored value parsed (docs/decisions.md, "GraphQL answers of a profile
+ * written without execution"). A profile's
  * records asked only for their key, type and value are written from their stored text without
  * being split (./stored-records-writer.ts).
  *
@@ -31,6 +32,7 @@ import {
   type GraphQLOutputType,
   type GraphQLResolveInfo,
   GraphQLString,
+  getArgumentValues,
   getNamedType,
   isAbstractType,
   isLeafType,
@@ -39,7 +41,6 @@ import {
   isObjectType,
 } from 'graphql';
 import { collectSubfields } from 'graphql/execution/collectFields.js';
-import { getArgumentValues } from 'graphql/execution/values.js';
 import { isPromise } from 'graphql-yoga';
 import { StoredRecord } from '../../profiles/stored-records.js';
 import { memberPrefix, possibleObjectType, type WrittenDocument } from './answer-writing.js';
