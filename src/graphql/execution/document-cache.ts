@@ -3,8 +3,8 @@
  *
  * Parsed documents are cached by their text (Yoga's parser cache, with the caches given here)
  * so a repeated document is parsed and validated once. The cache is bounded by bytes, not by a
- * count: a parsed document near the token limit holds over a megabyte (every token object stays
- * reachable from the AST's locations), so a thousand of them would hold gigabytes. A document
+ * count: a parsed document near the token limit holds far more heap than its text (every token
+ * object stays reachable from the AST's locations), so a bound by count would bound nothing. A document
  * that fails validation is dropped from the cache at once, and failed parses are never cached,
  * so a rejected document costs nothing after its answer. A document is only kept once it was
  * seen twice: one-off documents (a name written into each document, say) would otherwise fill

@@ -5,9 +5,9 @@
  * but without its per-request machinery: envelop makes a payload with three closures for each
  * hook and chains every hook through promise helpers. Here one payload serves all the hooks of
  * a stage (brought up to date before each, as the result hooks' payload of
- * ../transport/over-http.ts is), and only hooks that return a promise are awaited. That was 4.9
- * KB of the 31.5 KB a prepared profile lookup allocated (bench/README.md, "Issue 25, fourth
- * round"). The context is still built by envelop (`getEnveloped(context).contextFactory()`):
+ * ../transport/over-http.ts is), and only hooks that return a promise are awaited: envelop's
+ * payloads and promise chains were a large part of what a prepared request allocated
+ * (docs/decisions.md, "Prepared operations"). The context is still built by envelop (`getEnveloped(context).contextFactory()`):
  * its context error handlers, which plugins register inside envelop, are not visible outside.
  *
  * The hooks are read from envelop's `onPluginInit` payload when Yoga has initialised its plugins,
