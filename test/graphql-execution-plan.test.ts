@@ -49,7 +49,8 @@ function planFor(graphqlSchema: GraphQLSchema, options: { compiled?: boolean; ex
   });
 }
 
-const pathOf = (plan: ExecutionPlan, text: string, operationName?: string) => plan.pathOf(parse(text), operationName);
+const pathOf = (plan: ExecutionPlan, text: string, operationName?: string): ExecutionPath =>
+  plan.pathOf(parse(text), operationName);
 
 /** The service's GraphQL server without a database: nothing here executes. */
 function serverWith(plugins: Plugin[], overrides: Partial<GraphQLServerDeps> = {}) {
