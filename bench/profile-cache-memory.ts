@@ -98,7 +98,7 @@ for (const row of rows) {
 step("`Profile` objects, kept long as the cache keeps them (their strings are the row's, above)", () => {
   for (const row of rows) {
     const profile = new Profile(row);
-    profile.keepLong();
+    profile.markKeptByCache();
     cached.push(profile);
   }
 });

@@ -25,8 +25,8 @@ import {
   validate,
 } from 'graphql';
 import { describe, expect, it, vi } from 'vitest';
-import { possibleObjectType } from '../src/graphql/execution/answer-parts.js';
 import { answerWriter } from '../src/graphql/execution/answer-writer.js';
+import { possibleObjectType } from '../src/graphql/execution/answer-writing.js';
 import { answerPlanOf } from '../src/graphql/execution/profile-answers.js';
 import type { GraphQLContext } from '../src/graphql/schema/context.js';
 import { schema } from '../src/graphql/schema/schema.js';

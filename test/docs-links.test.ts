@@ -269,11 +269,6 @@ const ORDINAL =
 const ROUND_CITED = new RegExp(`"[^"]*\\bround\\b[^"]*"|\\b${ORDINAL}\\s+round\\b(?![- ]trip)|\\bround \\d+\\b`, 'gi');
 const NOT_MEASURED = '(not measured)';
 
-/**
- * Comments in src/graphql are checked once wt/h63g (issue 63, the GraphQL side) has merged and
- * taken the figures out of them: remove this exclusion then.
- */
-const NOT_YET_CHECKED = ['src/graphql/'];
 
 function comments(source: string): Array<{ line: number; text: string }> {
   return [...source.matchAll(/\/\*[\s\S]*?\*\/|(?<![:'"`\\])\/\/[^\n]*/g)].map((match) => ({
@@ -321,8 +316,7 @@ function sourceFiles(folder: string): string[] {
 
 describe('code comments', () => {
   const checked = sourceFiles(path.join(ROOT, 'src'))
-    .map((file) => path.relative(ROOT, file))
-    .filter((file) => !NOT_YET_CHECKED.some((folder) => file.startsWith(folder)));
+    .map((file) => path.relative(ROOT, file));
 
   it('carry no measured figure (the rule and its reason; figures live in bench/README.md and docs/decisions.md)', () => {
     expect(checked.length).toBeGreaterThan(100);

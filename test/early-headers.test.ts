@@ -1,6 +1,6 @@
 /**
  * The headers every answer carries (request id, nosniff, CORS) are given before the answer is
- * known and written with the answer's own headers (src/http/early-headers.ts). What a client
+ * known and written with the answer's own headers (src/http/service-response.ts). What a client
  * relies on: each of them once, the answer's own value where it sets one, on every way node:http
  * lets a handler write its head. What the module is for: no header of an answer goes through
  * node's `setHeader` on the service's own paths. vitest.config.ts runs this suite on Yoga's
@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, OutgoingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { earlyHeaderOf, ServiceResponse, setEarlyHeader } from '../src/http/early-headers.js';
+import { earlyHeaderOf, ServiceResponse, setEarlyHeader } from '../src/http/service-response.js';
 import { TEST_GRAPHQL_HTTP_PATH, useDemoServer } from './support/app-server.js';
 import { type RawResponse, rawClient } from './support/raw-http.js';
 

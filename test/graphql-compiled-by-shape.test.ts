@@ -16,7 +16,7 @@ import {
   compiledQueryBytes,
   createDocumentCaches,
   type DocumentCaches,
-} from '../src/graphql/execution/document-memory.js';
+} from '../src/graphql/execution/document-cache.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import type { GraphQLAnswer } from './support/graphql-client.js';
 import { insertGraphQLFixtures } from './support/graphql-fixtures.js';

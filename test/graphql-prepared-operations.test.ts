@@ -16,6 +16,7 @@ import { readMetrics } from './support/metrics.js';
 function preparedOver(cache: Map<string, DocumentNode>) {
   const executed: DocumentNode[] = [];
   const prepared = new PreparedOperations({
+    plan: { preparesQueries: true },
     documents: { get: (text) => cache.get(text), set: (text, document) => cache.set(text, document) },
     getEnveloped: () => ({
       schema: {},
@@ -89,6 +90,7 @@ describe('what prepared operations learn', () => {
     expect(context).toEqual({ request: 'the request', params });
 
     const throwing = new PreparedOperations({
+      plan: { preparesQueries: true },
       documents: { get: () => undefined, set: () => {} },
       getEnveloped: () => {
         throw new Error('boom');

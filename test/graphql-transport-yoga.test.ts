@@ -1,24 +1,29 @@
 /**
- * The GraphQL transport repeats parts of Yoga (src/graphql/transport/README.md). These tests fail
+ * The GraphQL transport repeats parts of Yoga (src/graphql/transport/README.md), and execution/
+ * borrows from graphql-js, graphql-jit and promise-helpers (src/graphql/execution/README.md). These tests fail
  * when an upgrade changes what it was checked against: the installed versions of graphql-yoga,
  * the two packages whose behaviour it mirrors with it, and graphql-ws (whose `ws` adapter
  * src/graphql/transport/graphql-ws-server.ts repeats), and the way the result-process hooks are
  * collected through envelop's public plugin list.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createSchema, createYoga, type Plugin, processRegularResult } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { type ResultProcessHook, resultProcessHooks } from '../src/graphql/transport/result-process-hooks.js';
 
 const README = new URL('../src/graphql/transport/README.md', import.meta.url);
+const EXECUTION_README = new URL('../src/graphql/execution/README.md', import.meta.url);
 
-/** The "Versions mirrored" table of the README: package → version. */
-function versionsRecorded(): Map<string, string> {
-  const text = readFileSync(README, 'utf8');
-  const section = text.slice(text.indexOf('## Versions mirrored'));
+/** The versions table under `heading` of a README: package → version. */
+function versionsRecorded(readme: URL = README, heading = '## Versions mirrored'): Map<string, string> {
+  const text = readFileSync(readme, 'utf8');
+  const start = text.indexOf(heading);
+  if (start < 0) throw new Error(`${readme.pathname} has no heading ${heading}`);
+  const section = text.slice(start + heading.length);
+  const next = section.search(/\n#{2,3} /);
   const rows = section
-    .slice(0, section.indexOf('\n## '))
+    .slice(0, next < 0 ? undefined : next)
     .matchAll(/^\|\s*(@?[\w./-]+)\s*\|\s*(\d+\.\d+\.\d+\S*)\s*\|$/gm);
   return new Map(Array.from(rows, (row) => [row[1] as string, row[2] as string]));
 }
@@ -42,6 +47,41 @@ describe('the versions src/graphql/transport/README.md records', () => {
       installedVersion(name),
       `${name} is not the version src/graphql/transport/README.md was checked against: recheck each piece listed there`,
     ).toBe(version);
+  });
+});
+
+/** The installed version of a package, as the service itself resolves it. */
+function versionForService(name: string): string {
+  const fromService = createRequire(import.meta.url);
+  return (JSON.parse(readFileSync(fromService.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
+}
+
+describe('the versions src/graphql/execution/README.md records for what execution/ borrows', () => {
+  const recorded = versionsRecorded(EXECUTION_README, '### Versions relied on');
+
+  it('lists graphql, graphql-jit, its envelop plugin and promise-helpers', () => {
+    expect([...recorded.keys()].sort()).toEqual([
+      '@envelop/graphql-jit',
+      '@whatwg-node/promise-helpers',
+      'graphql',
+      'graphql-jit',
+    ]);
+  });
+
+  it.each([...recorded])('%s: the installed version is the one recorded (%s)', (name, version) => {
+    // promise-helpers is what Yoga and envelop load (package.json overrides it for them).
+    const installed = name === '@whatwg-node/promise-helpers' ? installedVersion(name) : versionForService(name);
+    expect(
+      installed,
+      `${name} is not the version src/graphql/execution/README.md was checked against: recheck each piece listed there`,
+    ).toBe(version);
+  });
+
+  it('patches promise-helpers at the version recorded', () => {
+    const patches = readdirSync(new URL('../patches/', import.meta.url)).filter((file) =>
+      file.startsWith('@whatwg-node+promise-helpers+'),
+    );
+    expect(patches).toEqual([`@whatwg-node+promise-helpers+${recorded.get('@whatwg-node/promise-helpers')}.patch`]);
   });
 });
 

@@ -11,9 +11,9 @@ import {
   COMPILED_BYTES_PER_DOCUMENT_CHARACTER,
   compiledQueryBytes,
   createDocumentCaches,
-  MAX_NESTING,
   parsedDocumentBytes,
-} from '../src/graphql/execution/document-memory.js';
+} from '../src/graphql/execution/document-cache.js';
+import { MAX_NESTING } from '../src/graphql/execution/nesting-limit.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { eventually } from './support/eventually.js';

@@ -330,7 +330,7 @@ describe.skipIf(GRAPHQL_PATH_RERUN)("a profile's kept answers", () => {
 
   it('keeps the answers of the first three selections, each letting the split records go, and no more', () => {
     const cached = profile();
-    cached.keepLong();
+    cached.markKeptByCache();
     const records = cached.records;
     cached.keepAnswer('a', 'A');
     expect(cached.records).not.toBe(records);

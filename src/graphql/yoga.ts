@@ -5,8 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { useAPQ } from '@graphql-yoga/plugin-apq';
-import { type DocumentNode, getOperationAST } from 'graphql';
+import type { DocumentNode } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import type { Config } from '../config/config.js';
@@ -17,18 +16,15 @@ import type { AvatarService } from '../service/avatars.js';
 import type { LiveUpdates } from '../service/live-updates.js';
 import type { ProfilesService } from '../service/profiles-service.js';
 import { ServiceRequest } from '../service/request.js';
-import { type CompiledByShape, compiledExecutionByShape, type ShapePlan } from './execution/compiled-by-shape.js';
-import {
-  COMPILE_AFTER_EXECUTIONS,
-  createDocumentCaches,
-  createPersistedQueryStore,
-  type DocumentCaches,
-} from './execution/document-memory.js';
+import { compiledExecutionByShape, type ShapePlan } from './execution/compiled-by-shape.js';
+import { COMPILE_AFTER_EXECUTIONS, createDocumentCaches, type DocumentCaches } from './execution/document-cache.js';
 import { maskError } from './execution/error-masking.js';
 import { executeHooks } from './execution/execute-hooks.js';
+import { type ExecutionPlan, executionPlan, onlyOnPath } from './execution/execution-plan.js';
 import { GRAPHQL_BATCHING, graphqlLimitPlugins } from './execution/graphql-armor.js';
+import { nestingLimitPlugin } from './execution/nesting-limit.js';
 import { PreparedOperations } from './execution/prepared-operations.js';
-import { type ProfileAnswers, profileAnswers } from './execution/profile-answers.js';
+import { profileAnswers } from './execution/profile-answers.js';
 import { uncompiledWhenRefused } from './execution/refused-variables.js';
 import { validationByShape } from './execution/validation-by-shape.js';
 import { yogaLogger } from './execution/yoga-logger.js';
@@ -38,6 +34,7 @@ import type { GraphQLContext, StreamConnection } from './schema/context.js';
 import { schema } from './schema/schema.js';
 import { acceptQualityPlugin } from './transport/accept.js';
 import { httpCachingPlugin } from './transport/http-caching.js';
+import { persistedQueriesPlugin } from './transport/persisted-queries.js';
 import { refusedStreamsPlugin } from './transport/refused-streams.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
 import { type ResultProcessHookList, resultProcessHooks } from './transport/result-process-hooks.js';
@@ -63,13 +60,15 @@ export interface GraphQLServer {
   readonly resultProcessHooks: ResultProcessHookList;
   /** Queries that ran whole once, run again from their context and execution on (./execution/prepared-operations.ts). */
   readonly prepared: PreparedOperations;
+  /** Which path answers each operation (./execution/execution-plan.ts). */
+  readonly plan: ExecutionPlan;
 }
 
 /**
  * The server context ./transport/over-http.ts gives a request, with a slot for every field its
  * context gets later (Yoga's `request` and `params`, then this file's `context` fields), so that
- * filling them in stores into fields the object has instead of giving it a new shape per field:
- * V8 looked each such transition up anew (bench/README.md, "Issue 25, twenty-first round").
+ * filling them in stores into fields the object has instead of giving it a new shape per field,
+ * a transition V8 would look up anew on every request.
  */
 export function requestServerContext(
   req: IncomingMessage,
@@ -118,24 +117,16 @@ export interface GraphQLServerDeps {
 }
 
 /**
- * Documents executed often run compiled (graphql-jit): their resolvers are called without a
- * walk of the document each time. Compiling costs more than a few executions save (see
- * docs/decisions.md, "Compiled execution after repeated executions"), so a document is compiled on its
- * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has
- * room for the compiled query (see ./execution/document-memory.ts): compiled queries live and die with
- * their cache entries. Queries with string literals are compiled once per shape instead
- * (./execution/compiled-by-shape.ts), unless their shape cannot be. Variables a compiled document refuses
- * are answered by uncompiled execution (./execution/refused-variables.ts). Operations answered
- * from kept or written profile answers (./execution/profile-answers.ts) are not compiled: they
- * execute only where an answer cannot be written, and the compiled query would cost its
- * compilation and a place in the document cache for those few executions.
+ * Compiled execution document by document (graphql-jit), for the operations of the plan's
+ * `compiled` path (./execution/execution-plan.ts): their resolvers are called without a walk of
+ * the document each time. Compiling costs more than a few executions save (see docs/decisions.md,
+ * "Compiled execution after repeated executions"), so a document is compiled on its
+ * COMPILE_AFTER_EXECUTIONS-th execution, and only while the document cache holds it and has room
+ * for the compiled query (see ./execution/document-cache.ts): compiled queries live and die with
+ * their cache entries. Variables a compiled document refuses are answered by uncompiled execution
+ * (./execution/refused-variables.ts).
  */
-function compiledExecution(
-  documents: DocumentCaches,
-  byShape: CompiledByShape,
-  answers: ProfileAnswers | undefined,
-  logger: Logger,
-): ReturnType<typeof useGraphQlJit> {
+function compiledExecution(documents: DocumentCaches, plan: ExecutionPlan, logger: Logger): Plugin {
   const executions = new WeakMap<DocumentNode, number>();
   const jit = useGraphQlJit(
     {},
@@ -147,9 +138,8 @@ function compiledExecution(
           'GraphQL document could not be compiled',
         ),
       enableIf: ({ document, operationName }) => {
-        // Subscriptions run once per client and stay open: nothing to gain from compiling them.
-        if (getOperationAST(document, operationName)?.operation === 'subscription') return false;
-        if (byShape.takes(document, operationName)) return false;
+        // Subscriptions (graphql-jit's onSubscribe asks too) and other paths are not compiled here.
+        if (plan.pathOf(document, operationName).kind !== 'compiled') return false;
         const count = (executions.get(document) ?? 0) + 1;
         if (count >= COMPILE_AFTER_EXECUTIONS) return documents.reserveCompiled(document);
         executions.set(document, count);
@@ -157,32 +147,16 @@ function compiledExecution(
       },
     },
   );
-  return {
+  return onlyOnPath(plan, 'compiled', {
     onSubscribe: jit.onSubscribe,
     onExecute(payload) {
-      // Answered from kept or written answers: compiled, it would run only where writing fails.
-      if (answers?.plans(payload.args.document, payload.args.operationName) === true) return;
       const uncompiled = payload.executeFn;
       return jit.onExecute?.({
         ...payload,
         setExecuteFn: (compiled) => payload.setExecuteFn(uncompiledWhenRefused(compiled, uncompiled)),
       });
     },
-  };
-}
-
-/**
- * Automatic persisted queries: a client may send the SHA-256 of a document it sent before. The
- * plugin's hook is an async function that returns at once for a request naming no persisted
- * query; it is only called for those that do, which spares every other request a promise.
- */
-function persistedQueries(): Plugin {
-  const { onParams, ...apq } = useAPQ({ store: createPersistedQueryStore() });
-  if (onParams === undefined) throw new Error('@graphql-yoga/plugin-apq no longer reads parameters');
-  return {
-    ...apq,
-    onParams: (payload) => (payload.params.extensions?.persistedQuery == null ? undefined : onParams(payload)),
-  };
+  });
 }
 
 /**
@@ -248,6 +222,8 @@ export function createGraphQLServer({
 }: GraphQLServerDeps): GraphQLServer {
   const byShape = compiledExecutionByShape(schema, documents);
   const answers = keptAnswers ? profileAnswers(schema) : undefined;
+  // Which path answers each operation; each path's plugin acts on its own operations only.
+  const plan = executionPlan({ schema, answers, byShape: compiled ? byShape : undefined, extraPlugins: plugins });
   const resultProcess = resultProcessHooks();
   const execution = executeHooks();
   const masking = (error: unknown) => maskError(error, { production: config.production });
@@ -275,17 +251,20 @@ export function createGraphQLServer({
       // Before the persisted-query plugin: it checks the extension's shape first.
       requestMistakesPlugin(),
       acceptQualityPlugin(),
-      persistedQueries(),
+      persistedQueriesPlugin(),
       streamingHeadersPlugin(),
       refusedStreamsPlugin(),
       httpCachingPlugin(edge),
       ...graphqlLimitPlugins({ hideFieldSuggestions: config.production }),
       // After the limits: its nesting check wraps their parser, so it runs before any parsing.
+      nestingLimitPlugin(),
       documents.plugin,
       validationByShape(schema),
-      ...(compiled ? [byShape.plugin, compiledExecution(documents, byShape, answers, logger)] : []),
+      ...(compiled
+        ? [onlyOnPath(plan, 'compiled-by-shape', byShape.plugin), compiledExecution(documents, plan, logger)]
+        : []),
       // After the plugins that choose the execute function: it wraps the one they chose.
-      ...(answers === undefined ? [] : [answers.plugin]),
+      ...(answers === undefined ? [] : [onlyOnPath(plan, 'written-answer', answers.plugin)]),
       ...plugins,
       resultProcess.plugin,
       execution.plugin,
@@ -302,6 +281,7 @@ export function createGraphQLServer({
     }),
   });
   const prepared = new PreparedOperations({
+    plan,
     documents: documents.options.documentCache,
     getEnveloped: (context) => yoga.getEnveloped(context as Parameters<typeof yoga.getEnveloped>[0]),
     execute: execution.stage(),
@@ -312,5 +292,5 @@ export function createGraphQLServer({
       return { errors: [masked] };
     },
   });
-  return { yoga, resultProcessHooks: resultProcess.list(), prepared };
+  return { yoga, resultProcessHooks: resultProcess.list(), prepared, plan };
 }

@@ -30,9 +30,9 @@ import {
 } from '../service/errors.js';
 import type { ApiKeyGrant } from '../service/request.js';
 import { isPreflight } from './cors.js';
-import { setEarlyHeader } from './early-headers.js';
 import { requestIdOfAnswer } from './request-id.js';
 import { sendError, sendJson } from './respond.js';
+import { setEarlyHeader } from './service-response.js';
 
 /** Answers about a key are for the one client that sent it. */
 const NO_STORE = { 'Cache-Control': 'no-store' };

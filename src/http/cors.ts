@@ -4,7 +4,7 @@
  * exposed headers everywhere, and preflights answered for a day.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setEarlyHeader } from './early-headers.js';
+import { setEarlyHeader } from './service-response.js';
 
 /** Response headers a browser script may read. */
 const EXPOSED_HEADERS = [

@@ -10,9 +10,9 @@ import type { Logger } from '../logging/logger.js';
 import type { ApiKeyStore } from '../service/api-keys.js';
 import { type ApiKeyGuardOptions, guardApiKey, refuseKeyInUrl, refusesKeyInUrl } from './api-key-guard.js';
 import { applyCors } from './cors.js';
-import { setEarlyHeader } from './early-headers.js';
 import { REQUEST_ID_HEADER, requestIdOf } from './request-id.js';
 import type { Match, Router } from './router.js';
+import { setEarlyHeader } from './service-response.js';
 
 /** What logs and measures requests (src/ops): told each request first, with the route it matched. */
 interface RequestObservation {

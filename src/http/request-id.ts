@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { earlyHeaderOf } from './early-headers.js';
+import { earlyHeaderOf } from './service-response.js';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 

@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../logging/logger.js';
-import { ServiceResponse } from './early-headers.js';
+import { ServiceResponse } from './service-response.js';
 
 export interface RunningServer {
   server: Server;
@@ -37,7 +37,7 @@ export async function listen(app: ServedApp, port: number, host: string): Promis
   const { headersTimeoutMs, requestTimeoutMs, maxConnections } = app.config;
   const server = createServer(
     {
-      // Answers write the headers known early with their own (./early-headers.ts).
+      // Answers write the headers known early with their own (./service-response.ts).
       ServerResponse: ServiceResponse,
       // Slow clients (slowloris) hold a socket at most this long before their request is complete.
       headersTimeout: headersTimeoutMs,

@@ -49,7 +49,7 @@ export class Profile {
   readonly recordsJson: string;
   #records: readonly ProfileRecord[] | undefined;
   #document: Buffer | undefined;
-  #keptLong = false;
+  #keptByCache = false;
   /** GraphQL answers by selection (src/graphql/execution/profile-answers.ts). */
   #answers: Array<{ selection: string; text: string }> | undefined;
 
@@ -85,28 +85,28 @@ export class Profile {
   get document(): Buffer {
     if (this.#document === undefined) {
       const bytes = Buffer.from(this.documentText());
-      this.#document = this.#keptLong ? ownedBuffer(bytes) : bytes;
+      this.#document = this.#keptByCache ? ownedBuffer(bytes) : bytes;
     }
     return this.#document;
   }
 
   /**
-   * Says the profile will be kept for long (the profile cache): its document gets bytes of its own
+   * Says the profile cache keeps the profile, for long: its document gets bytes of its own
    * instead of a slice of Node's shared buffer pool. A small Buffer is a slice of a slab of
    * `Buffer.poolSize` bytes that lives as long as any slice of it; a profile kept among
    * others that were not (the cache keeps few of the profiles it sees) would keep a whole slab
    * each, many times its document (docs/decisions.md, "Profiles cached from their second
    * lookup").
    */
-  keepLong(): void {
-    if (this.#keptLong) return;
-    this.#keptLong = true;
+  markKeptByCache(): void {
+    if (this.#keptByCache) return;
+    this.#keptByCache = true;
     if (this.#document !== undefined) this.#document = ownedBuffer(this.#document);
   }
 
-  /** Whether the profile cache keeps this profile (`keepLong`). */
-  get keptLong(): boolean {
-    return this.#keptLong;
+  /** Whether the profile cache keeps this profile (`markKeptByCache`). */
+  get keptByCache(): boolean {
+    return this.#keptByCache;
   }
 
   /** The GraphQL answer kept for `selection`, if any. */
@@ -118,7 +118,7 @@ export class Profile {
   }
 
   /**
-   * Keeps the GraphQL answer `text` to `selection`, for a profile kept long only, while it keeps
+   * Keeps the GraphQL answer `text` to `selection`, for a profile the cache keeps only, while it keeps
    * fewer than MAX_ANSWERS: the first selections asked keep theirs, and one asked after them
    * executes as before. (Displacing the least recent would make a profile asked with more
    * selections in turn write an answer on every request, and keep none.) The split records are
@@ -127,7 +127,7 @@ export class Profile {
    * (src/graphql/execution/answer-writer.ts) is a tree of its pieces until something flattens it.
    */
   keepAnswer(selection: string, text: string): void {
-    if (!this.#keptLong) return;
+    if (!this.#keptByCache) return;
     const answers = this.#answers ?? [];
     if (answers.length >= MAX_ANSWERS || answers.some((answer) => answer.selection === selection)) return;
     this.#answers = [...answers, { selection, text: oneString(text) }];

@@ -21,6 +21,7 @@ import {
   INVALID_SIZE_MESSAGE,
   MAX_FALLBACK_URL_LENGTH,
 } from '../service/avatars.js';
+import { sendValidated } from './etag-answer.js';
 import {
   EVERY,
   errorAnswer,
@@ -36,7 +37,6 @@ import {
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 import { serviceHandler } from './service-handler.js';
-import { sendValidated } from './validated-answer.js';
 
 const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 const SVG_CONTENT_TYPE = 'image/svg+xml';

@@ -16,6 +16,7 @@ import { canonicalName, INVALID_NAME_MESSAGE, isNameList } from '../names/name-i
 import type { Profile } from '../profiles/profile.js';
 import { MAX_NAMES_PER_REQUEST } from '../service/profiles-service.js';
 import type { RestDependencies } from './dependencies.js';
+import { sendValidated } from './etag-answer.js';
 import {
   CACHEABLE,
   CACHING,
@@ -37,7 +38,6 @@ import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import type { RestRoute } from './route.js';
 import { type ServiceCall, serviceHandler } from './service-handler.js';
-import { sendValidated } from './validated-answer.js';
 
 export const NAMES_REQUIRED_MESSAGE = 'The names parameter is required';
 /** Room for 100 names of the longest kind as percent-free JSON, with some to spare. */

@@ -20,6 +20,7 @@ import {
   type NamePage,
 } from '../service/discovery.js';
 import type { Outcome } from '../service/request.js';
+import { sendValidated } from './etag-answer.js';
 import {
   CACHEABLE,
   errorAnswer,
@@ -34,7 +35,6 @@ import { queryOf } from './query.js';
 import { rateLimitHeaders } from './rate-limit-headers.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 import { type ServiceCall, serviceHandler } from './service-handler.js';
-import { sendValidated } from './validated-answer.js';
 
 const PAGE_PARAMETERS: readonly Parameter[] = [
   {

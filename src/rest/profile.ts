@@ -1,9 +1,9 @@
 /** `GET /api/{name_id}`: the public profile document of a name ID, with ETag and 304. */
 import { JSON_CONTENT_TYPE } from '../http/respond.js';
+import { sendFoundDocument } from './etag-answer.js';
 import { CACHEABLE, FOUND_DOCUMENT_ANSWERS, jsonContent, NAME_ID_PARAMETER } from './openapi-components.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 import { serviceHandler } from './service-handler.js';
-import { sendFoundDocument } from './validated-answer.js';
 
 export const profileRoute: RestRoute = {
   pattern: '/api/:name',

@@ -1,8 +1,9 @@
 /** `GET /api/{name_id}/vcard`: the vCard service's answer as HTTP, a download with ETag/304. */
+
+import { sendFoundDocument } from './etag-answer.js';
 import { CACHEABLE, FOUND_DOCUMENT_ANSWERS, headers as headerRefs, NAME_ID_PARAMETER } from './openapi-components.js';
 import { GET_HEAD, type RestRoute } from './route.js';
 import { serviceHandler } from './service-handler.js';
-import { sendFoundDocument } from './validated-answer.js';
 
 const VCARD_CONTENT_TYPE = 'text/vcard; charset=utf-8';
 

@@ -71,7 +71,7 @@ export class ProfileCache {
   fill(name: string, profile: Profile | null, ticket: number): void {
     if (this.entries === undefined || ticket !== this.epoch || !this.isLive()) return;
     if (!this.admission.admits(name)) return;
-    profile?.keepLong();
+    profile?.markKeptByCache();
     this.entries.set(name, profile ?? NOT_FOUND);
   }
 

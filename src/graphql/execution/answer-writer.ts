@@ -7,8 +7,9 @@
  * writer does what graphql-js's execution does for the selection — graphql-js's own field
  * collection and argument values, the schema's resolvers, type resolvers and serialisers, in the
  * engine's order — but writes the answer's text as it goes, and a record's `raw` as its stored
- * text where that is the text `JSON.stringify` would write (`StoredRecord.rawText`). That saves
- * about 6 % of such a request's CPU (bench/README.md, "Issue 25, thirteenth round"). A profile's
+ * text where that is the text `JSON.stringify` would write (`StoredRecord.rawText`), so no result
+ * object is built and no stored value parsed (docs/decisions.md, "GraphQL answers of a profile
+ * written without execution"). A profile's
  * records asked only for their key, type and value are written from their stored text without
  * being split (./stored-records-writer.ts).
  *
@@ -23,7 +24,6 @@
 import {
   defaultTypeResolver,
   type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLAbstractType,
   type GraphQLField,
   GraphQLInt,
@@ -31,32 +31,23 @@ import {
   type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLResolveInfo,
-  type GraphQLSchema,
   GraphQLString,
+  getArgumentValues,
   getNamedType,
   isAbstractType,
   isLeafType,
   isListType,
   isNonNullType,
   isObjectType,
-  type OperationDefinitionNode,
 } from 'graphql';
 import { collectSubfields } from 'graphql/execution/collectFields.js';
-import { getArgumentValues } from 'graphql/execution/values.js';
+import { isPromise } from 'graphql-yoga';
 import { StoredRecord } from '../../profiles/stored-records.js';
-import { memberPrefix, possibleObjectType } from './answer-parts.js';
-import { isPromiseLike } from './execute-hooks.js';
+import { memberPrefix, possibleObjectType, type WrittenDocument } from './answer-writing.js';
 import { storedRecordsWriter } from './stored-records-writer.js';
 
 /** Writes the answer of the field for `source`; undefined when only execution may answer. */
 export type AnswerWriter = (source: unknown, context: unknown) => string | undefined;
-
-/** The document around the field: what graphql-js's field collection and `info` need. */
-export interface WrittenDocument {
-  schema: GraphQLSchema;
-  operation: OperationDefinitionNode;
-  fragments: Readonly<Record<string, FragmentDefinitionNode>>;
-}
 
 /** Thrown inside a writer where execution would give an error or wait; the writer answers undefined. */
 const NOT_WRITABLE: unique symbol = Symbol('not writable');
@@ -105,7 +96,7 @@ function objectWriter(document: WrittenDocument, type: GraphQLObjectType, nodes:
   return (source, context) => {
     if (isTypeOf !== undefined) {
       const verdict = isTypeOf(source, context, info);
-      if (isPromiseLike(verdict) || !verdict) throw NOT_WRITABLE;
+      if (isPromise(verdict) || !verdict) throw NOT_WRITABLE;
     }
     if (fields.length === 0) return '{}';
     let text = '';
@@ -167,7 +158,7 @@ function valueWriter(
   return (value, context) => {
     if (value == null) return 'null';
     if (typeof value === 'object' || typeof value === 'function') {
-      if (value instanceof Error || isPromiseLike(value)) throw NOT_WRITABLE;
+      if (value instanceof Error || isPromise(value)) throw NOT_WRITABLE;
     }
     return write(value, context);
   };

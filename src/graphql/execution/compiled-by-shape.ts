@@ -6,7 +6,7 @@
  *
  * Executions are counted per shape and operation; on the COMPILE_AFTER_EXECUTIONS-th, the
  * document at hand is hoisted (./literal-hoisting.ts: its string literals become variables) and
- * compiled, and the plan is kept in the document cache's byte bound (document-memory.ts), counted
+ * compiled, and the plan is kept in the document cache's byte bound (document-cache.ts), counted
  * like a document's compiled query. From then on a document of that shape runs the plan, with
  * the client's variables and its own literals as the hoisted variables' values. Its answer is the
  * one uncompiled execution would give:
@@ -22,12 +22,12 @@
  *
  * A text of a compiled shape is not even parsed (parsing, and the garbage of a parsed document,
  * was most of what such a request still cost): graphql-js's lexer reads its shape and literals
- * (./document-shape.ts), and the document the plan was compiled from stands in for its parse.
+ * (./document-shape.ts), and the document the plan was compiled from is given as its parse.
  * The two differ only in the values and places of their string literals, and until execution
  * nothing reads those: validation's verdict and the document limits depend on the structure alone
  * (the shape was valid, and has the same tokens), the other plugins read operation and root field
  * names. Execution runs the plan with the text's own literals, or, should the plan be gone or the
- * variables refused, executes the text's own parse. The document cache never keeps a stand-in.
+ * variables refused, executes the text's own parse. The document cache never keeps a document given so.
  */
 import {
   type DocumentNode,
@@ -38,21 +38,21 @@ import {
   parse,
 } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
-import type { Plugin } from 'graphql-yoga';
+import type { Plugin, PromiseOrValue } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
-import { COMPILE_AFTER_EXECUTIONS, type DocumentCaches } from './document-memory.js';
+import { COMPILE_AFTER_EXECUTIONS, type DocumentCaches } from './document-cache.js';
 import { type DocumentShape, type Literal, shapeOf, textShape } from './document-shape.js';
 import { jitErrorsMatch } from './jit-error-parity.js';
 import { type HoistedVariable, hoistLiterals } from './literal-hoisting.js';
 import { relocatedErrors } from './literal-locations.js';
-import { errorsFirst, type PromiseOrValue, refusedBeforeRunning } from './refused-variables.js';
+import { errorsFirst, refusedBeforeRunning } from './refused-variables.js';
 
 /** A compiled query that answers every document of one shape, given its literals. */
 export interface ShapePlan {
   run(rootValue: unknown, contextValue: unknown, variables: Record<string, unknown>): PromiseOrValue<ExecutionResult>;
   /** The variables that stand for literals. */
   variables: readonly HoistedVariable[];
-  /** The document the plan was compiled from; it stands in for the texts of its shape. */
+  /** The document the plan was compiled from; it is given as the parse of the texts of its shape. */
   document: DocumentNode;
   /** Its literals (the plan's error locations are in it). */
   literals: readonly Literal[];
@@ -68,23 +68,28 @@ interface ShapeCount {
   compilable: boolean;
 }
 
-/** A plan's document standing in for the parse of `text`, whose shape is `shape`. */
-interface StandIn {
+/**
+ * A parse skipped: the plan's document was given to Yoga as the parse of `text` (whose shape is
+ * `shape`), and what parsing `text` itself needs should execution want the text's own document.
+ */
+interface SkippedParse {
   document: DocumentNode;
   shape: DocumentShape;
   text: string;
   options: ParseOptions | undefined;
 }
 
-/** Where a request's context keeps its stand-in. */
-const STAND_IN = Symbol('compiled-by-shape stand-in');
+/** Where a request's context keeps its skipped parse. */
+const SKIPPED_PARSE = Symbol('compiled-by-shape skipped parse');
 
-interface StandInContext {
-  [STAND_IN]?: StandIn;
-}
+type SkippedParseContext = {
+  [SKIPPED_PARSE]?: SkippedParse;
+};
 
 export interface CompiledByShape {
-  plugin: Plugin<StandInContext>;
+  plugin: Plugin<SkippedParseContext>;
+  /** Whether `document` has a shape (a string literal): the documents this plugin may take. */
+  hasShape(document: DocumentNode): boolean;
   /** Whether documents of the shape of `document` run by shape, and not compiled one by one. */
   takes(document: DocumentNode, operationName: string | null | undefined): boolean;
 }
@@ -124,7 +129,7 @@ export function compiledExecutionByShape(
     return compiled;
   };
 
-  const plugin: Plugin<StandInContext> = {
+  const plugin: Plugin<SkippedParseContext> = {
     onParse({ params, context, extendContext, setParsedDocument }) {
       const text = typeof params.source === 'string' ? params.source : params.source.body;
       // Texts without a string, and texts parsed before, are left to the parser and its cache.
@@ -132,28 +137,29 @@ export function compiledExecutionByShape(
       const shape = textShape(text);
       const plan = shape === undefined ? undefined : plans.get(planKey(shape, context.params.operationName));
       if (shape === undefined || plan === undefined) return;
-      const standIn: StandIn = { document: plan.document, shape, text, options: params.options };
-      extendContext({ [STAND_IN]: standIn });
+      const skipped: SkippedParse = { document: plan.document, shape, text, options: params.options };
+      extendContext({ [SKIPPED_PARSE]: skipped });
       setParsedDocument(plan.document);
     },
     onExecute({ args, executeFn, setExecuteFn }) {
-      const standIn = standInOf(args);
-      const shape = standIn?.shape ?? shapeOf(args.document);
+      const skipped = skippedParseOf(args);
+      const shape = skipped?.shape ?? shapeOf(args.document);
       if (shape === undefined) return;
-      // What uncompiled execution runs: the text's own parse, where a plan's document stood in.
+      // What uncompiled execution runs: the text's own parse, where its parse was skipped.
       const uncompiled =
-        standIn === undefined
+        skipped === undefined
           ? executeFn
           : (executionArgs: ExecutionArgs) =>
-              executeFn({ ...executionArgs, document: parse(standIn.text, standIn.options) });
+              executeFn({ ...executionArgs, document: parse(skipped.text, skipped.options) });
       const plan = planFor(shape, args.document, args.operationName);
       if (plan !== undefined) setExecuteFn((executionArgs) => runPlan(plan, shape, executionArgs, uncompiled));
-      else if (standIn !== undefined) setExecuteFn(uncompiled);
+      else if (skipped !== undefined) setExecuteFn(uncompiled);
     },
   };
 
   return {
     plugin,
+    hasShape: (document) => shapeOf(document) !== undefined,
     takes(document, operationName) {
       const shape = shapeOf(document);
       return shape !== undefined && counts.peek(planKey(shape, operationName))?.compilable !== false;
@@ -161,10 +167,10 @@ export function compiledExecutionByShape(
   };
 }
 
-/** The stand-in of the request, when the document executed is the one standing in. */
-function standInOf(args: ExecutionArgs): StandIn | undefined {
-  const standIn = (args.contextValue as StandInContext | undefined)?.[STAND_IN];
-  return standIn?.document === args.document ? standIn : undefined;
+/** The request's skipped parse, when the document executed is the plan's document given for it. */
+function skippedParseOf(args: ExecutionArgs): SkippedParse | undefined {
+  const skipped = (args.contextValue as SkippedParseContext | undefined)?.[SKIPPED_PARSE];
+  return skipped?.document === args.document ? skipped : undefined;
 }
 
 /** Operation names hold no NUL character and shapes do not start with one: keys never meet. */

@@ -5,9 +5,9 @@
  * but without its per-request machinery: envelop makes a payload with three closures for each
  * hook and chains every hook through promise helpers. Here one payload serves all the hooks of
  * a stage (brought up to date before each, as the result hooks' payload of
- * ../transport/over-http.ts is), and only hooks that return a promise are awaited. That was 4.9
- * KB of the 31.5 KB a prepared profile lookup allocated (bench/README.md, "Issue 25, fourth
- * round"). The context is still built by envelop (`getEnveloped(context).contextFactory()`):
+ * ../transport/over-http.ts is), and only hooks that return a promise are awaited: envelop's
+ * payloads and promise chains were a large part of what a prepared request allocated
+ * (docs/decisions.md, "Prepared operations"). The context is still built by envelop (`getEnveloped(context).contextFactory()`):
  * its context error handlers, which plugins register inside envelop, are not visible outside.
  *
  * The hooks are read from envelop's `onPluginInit` payload when Yoga has initialised its plugins,
@@ -18,7 +18,8 @@
  * compares what they did.
  */
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
-import { finalAsyncIterator, isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+// `isPromise`: anything with a `then`, as envelop tests what a hook returned.
+import { finalAsyncIterator, isAsyncIterable, isPromise, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 
 type ExecuteHook = NonNullable<Plugin['onExecute']>;
 type ExecutePayload = Parameters<ExecuteHook>[0];
@@ -69,10 +70,6 @@ const noEngine: ExecuteFunction = () => {
   throw new Error('No `execute` function found! Register it using "useEngine" plugin.');
 };
 
-/** Whether a hook or function answered with a promise (anything with a `then`), as envelop tests it. */
-export const isPromiseLike = (value: unknown): value is PromiseLike<unknown> =>
-  typeof (value as PromiseLike<unknown> | null | undefined)?.then === 'function';
-
 /** The execute stage over `hooks`, in plugin order (exported for the tests). */
 export function executeStage(hooks: readonly ExecuteHook[]): ExecuteStage {
   return (args) => {
@@ -106,7 +103,7 @@ export function executeStage(hooks: readonly ExecuteHook[]): ExecuteStage {
         // As envelop's payload for each hook: the execute function chosen before it.
         payload.executeFn = executeFn;
         const returned = (hooks[i] as ExecuteHook)(payload);
-        if (isPromiseLike(returned)) {
+        if (isPromise(returned)) {
           return Promise.resolve(returned).then((after) => {
             if (after) afterCalls.push(after);
             return runFrom(i + 1);
@@ -115,7 +112,7 @@ export function executeStage(hooks: readonly ExecuteHook[]): ExecuteStage {
         if (returned) afterCalls.push(returned);
       }
       const executed = stopped || executeFn({ ...args, contextValue: context });
-      return isPromiseLike(executed)
+      return isPromise(executed)
         ? Promise.resolve(executed).then((result) => whenDone(afterCalls, args, result as Executed))
         : whenDone(afterCalls, args, executed as Executed);
     };
@@ -142,7 +139,7 @@ function whenDone(
       const onDone = (afterCalls[i] as ExecuteHookResult).onExecuteDone;
       if (onDone === undefined) continue;
       const returned = onDone(payload);
-      if (isPromiseLike(returned)) {
+      if (isPromise(returned)) {
         return Promise.resolve(returned).then((done) => {
           if (done) doneResults.push(done);
           return runFrom(i + 1);

@@ -1,8 +1,8 @@
 /**
  * Prepared operations: a query that ran once through Yoga's whole path runs again without the
  * steps whose outcome is already known. Yoga's `getResultForParams` calls, for every request, the
- * `onParams` hooks, then envelop's parse (six `onParse` hooks, whose parser cache answers a known
- * text), validate (ten `onValidate` hooks; graphql-armor's add their rules again and Yoga's
+ * `onParams` hooks, then envelop's parse (its `onParse` hooks, whose parser cache answers a known
+ * text), validate (its `onValidate` hooks; graphql-armor's add their rules again and Yoga's
  * validation cache builds its key from the names of all rules before it answers), the context and
  * execute, each step chained through promise helpers. For a document in the document cache that
  * executed before as a query, the first three decide nothing new: the text parses to the cached
@@ -21,11 +21,18 @@
  * whose operation is a query (mutations are refused over GET by a parse hook of Yoga's, which
  * must keep running; subscriptions stream). Entries are kept by the cached document, so they go
  * when the document cache evicts it. The transport README lists this as a piece that mirrors Yoga.
+ *
+ * Nothing is prepared when the execution plan says so (./execution-plan.ts, `preparesQueries`):
+ * a plugin given beyond the service's own with a parameter, parse or validate hook would be
+ * skipped. The service's own such hooks are the ones counted in
+ * test/graphql-execution-plan.test.ts, each checked as above.
  */
+
 import { type DocumentNode, type ExecutionResult, getOperationAST } from 'graphql';
-import type { Cache } from './document-memory.js';
+import type { PromiseOrValue } from 'graphql-yoga';
+import type { Cache } from './document-cache.js';
 import type { ExecuteStage } from './execute-hooks.js';
-import type { PromiseOrValue } from './refused-variables.js';
+import type { ExecutionPlan } from './execution-plan.js';
 
 /** The GraphQL parameters of a request, as the transport read and checked them. */
 export interface OperationParams {
@@ -49,7 +56,12 @@ interface Enveloped {
 }
 
 export interface PreparedOperationsDeps {
-  /** The parsed-document cache Yoga's parser cache reads (./document-memory.ts). */
+  /**
+   * The execution plan (./execution-plan.ts): when a plugin beyond the service's own has a
+   * parameter, parse or validate hook, which a prepared request would skip, nothing is prepared.
+   */
+  plan: Pick<ExecutionPlan, 'preparesQueries'>;
+  /** The parsed-document cache Yoga's parser cache reads (./document-cache.ts). */
   documents: Cache<DocumentNode>;
   /** Yoga's envelop for a request's context (`yoga.getEnveloped`). */
   getEnveloped(context: RequestContext): Enveloped;
@@ -86,7 +98,7 @@ export class PreparedOperations {
 
   /** The cached document of a request that may run prepared; undefined for any other. */
   find(params: OperationParams): DocumentNode | undefined {
-    if (params.extensions != null || params.query == null) return undefined;
+    if (params.extensions != null || params.query == null || !this.#deps.plan.preparesQueries) return undefined;
     const document = this.#deps.documents.get(params.query);
     if (document === undefined) return undefined;
     return this.#queries.get(document)?.has(keyOf(params.operationName)) === true ? document : undefined;
@@ -94,7 +106,7 @@ export class PreparedOperations {
 
   /** Notes the outcome of a request Yoga ran whole (`getResultForParams`). */
   learn(params: OperationParams, result: unknown): void {
-    if (params.query == null || !executed(result)) return;
+    if (params.query == null || !this.#deps.plan.preparesQueries || !executed(result)) return;
     const document = this.#deps.documents.get(params.query);
     if (document === undefined) return;
     if (getOperationAST(document, params.operationName)?.operation !== 'query') return;

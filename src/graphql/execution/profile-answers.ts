@@ -1,8 +1,8 @@
 /**
  * GraphQL answers of profiles written without executing the operation. A REST lookup of a cached
  * profile writes bytes the profile keeps; a GraphQL lookup executed its selection over the
- * profile's records and serialised the result on every request (bench/README.md, "Issue 25,
- * twelfth round"). For the common queries, `profile(name: $variable) { … }` or
+ * profile's records and serialised the result on every request (docs/decisions.md, "Ready
+ * GraphQL answers kept with cached profiles"). For the common queries, `profile(name: $variable) { … }` or
  * `profiles(names: $variable) { … }` alone with a selection that only reads the profile, the
  * answer of each profile is a function of the profile and the selection: it is written once and
  * kept with the cached profile (`Profile.answerFor`), and later requests for the same selection
@@ -21,8 +21,8 @@
  * A selection qualifies when every field in it is one of PROFILE_FIELDS (fields computed from
  * the profile alone) and has no arguments and no directives; the root field has no directive and
  * its one argument is the operation's one variable, a String (`profile`) or a list of Strings
- * (`profiles`) without a default. Such a document has no string literal, so it never runs as
- * another document's stand-in (./compiled-by-shape.ts).
+ * (`profiles`) without a default. Such a document has no string literal, so it is never given as
+ * the parse of another text of its shape (./compiled-by-shape.ts).
  */
 import {
   type DocumentNode,
@@ -44,14 +44,13 @@ import {
   type SelectionSetNode,
   type TypeNode,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import type { Plugin, PromiseOrValue } from 'graphql-yoga';
 import { isNameList } from '../../names/name-id.js';
 import type { Profile } from '../../profiles/profile.js';
 import { CRYPTO_KEYS, SOCIAL_KEYS } from '../../profiles/record-types.js';
 import type { GraphQLContext } from '../schema/context.js';
 import { type MadeLookup, offerLookup, withdrawLookup } from '../schema/profile-lookup.js';
 import { type AnswerWriter, answerWriter } from './answer-writer.js';
-import type { PromiseOrValue } from './refused-variables.js';
 
 /**
  * The fields whose answers are computed from the profile object alone (no context but the
@@ -252,11 +251,13 @@ type ExecuteFunction = (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>;
 
 /** The plugin, and which operations it answers. */
 export interface ProfileAnswers {
-  /** Goes after the plugins that choose the execute function (compiled execution). */
+  /** Goes after the plugins that choose the execute function (compiled execution): it wraps the one they chose. */
   plugin: Plugin;
   /**
    * Whether the operation has a plan: its answers are kept or written, and it executes only
-   * where that fails (compiled execution leaves such documents alone, see ../yoga.ts).
+   * where that fails. The execution plan (./execution-plan.ts) gives such operations the
+   * `written-answer` path: no compiled path takes them, as a compiled query would run only
+   * where writing fails, and cost its compilation and a place in the document cache.
    */
   plans(document: DocumentNode, operationName: string | null | undefined): boolean;
 }
@@ -315,7 +316,7 @@ async function answeredOne(
   if (text !== undefined) return answerResult(plan.responseKey, text);
   const result = await executeWith(context, { name, outcome }, args, execute);
   const answer = result.data?.[plan.responseKey];
-  if (profile?.keptLong === true && (result.errors?.length ?? 0) === 0 && answer != null) {
+  if (profile?.keptByCache === true && (result.errors?.length ?? 0) === 0 && answer != null) {
     profile.keepAnswer(plan.key, JSON.stringify(answer));
   }
   return result;

@@ -11,9 +11,9 @@
  * first): a document's answer is then the same text, and a GET's the same ETag, before and after
  * it is compiled.
  */
-import type { ExecutionArgs, ExecutionResult } from 'graphql';
 
-export type PromiseOrValue<T> = Promise<T> | T;
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import type { PromiseOrValue } from 'graphql-yoga';
 
 type Execute = (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>;
 

@@ -2,8 +2,8 @@
  * A profile's `records` written straight from their stored text, for the answer writer
  * (./answer-writer.ts). Splitting a profile's records text into record objects and writing each
  * record's fields through the writer's per-type closures was the largest part of a written
- * profile answer (about 7 µs of the serving thread's CPU a lookup, bench/README.md "Issue 25,
- * seventeenth round"); a selection that asks each record only for `key`, `type` and `raw`, the
+ * profile answer (docs/decisions.md, "GraphQL answers of a profile written without execution");
+ * a selection that asks each record only for `key`, `type` and `raw`, the
  * same on every record type, is the stored text sliced and joined (`recordsAnswerText` in
  * src/profiles/stored-records.ts), where the text allows it.
  *
@@ -20,8 +20,8 @@
  * do) is asked once per type and shape instead, without a record object per record; one that
  * declares it names one of the interface's object types for every record, at once
  * (`NAMES_A_RECORD_TYPE_FOR_EVERY_RECORD`, as the service's do), is not asked at all when the
- * selection has no `__typename`: execution would only have checked the name (about 1 % of a
- * GraphQL lookup's CPU on the serving thread, bench/README.md "Issue 25, nineteenth round").
+ * selection has no `__typename`: execution would only have checked the name, and asking for every
+ * record costs a call per record on every lookup.
  */
 import {
   defaultTypeResolver,
@@ -47,8 +47,7 @@ import {
   recordsAnswerText,
   type StoredShape,
 } from '../../profiles/stored-records.js';
-import { memberPrefix, possibleObjectType } from './answer-parts.js';
-import type { WrittenDocument } from './answer-writer.js';
+import { memberPrefix, possibleObjectType, type WrittenDocument } from './answer-writing.js';
 
 /** Writes a profile's records as the field's answer; undefined where the writer writes them as values. */
 export type RecordsTextWriter = (source: unknown, context: unknown) => string | undefined;

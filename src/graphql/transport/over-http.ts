@@ -38,14 +38,13 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { isAsyncIterable, processRegularResult } from 'graphql-yoga';
+import { isAsyncIterable, isPromise, processRegularResult } from 'graphql-yoga';
 import { isEncoded, unsupportedCharset } from '../../http/body-coding.js';
 import { codingOf, isCompressible, MIN_COMPRESSED_BYTES, sendEncoded } from '../../http/compression.js';
 import { readBody, requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { sameHeaderName, sendError } from '../../http/respond.js';
 import type { RouteHandler } from '../../http/router.js';
 import type { Logger } from '../../logging/logger.js';
-import { isPromiseLike } from '../execution/execute-hooks.js';
 import type { RequestContext } from '../execution/prepared-operations.js';
 import { type GraphQLServer, requestServerContext } from '../yoga.js';
 import { type JsonMediaType, jsonMediaTypeFor, mayStream } from './accept.js';
@@ -342,7 +341,7 @@ function resultWriter({ yoga, resultProcessHooks: { hooks, jsonChoice } }: Graph
         return written(serverContext, new CapturedResponse(null, { status: 406, headers }), accepted);
       }
       const response: unknown = processor(result, capturing, accepted);
-      return isPromiseLike(response)
+      return isPromise(response)
         ? Promise.resolve(response).then((built) => written(serverContext, built, accepted))
         : written(serverContext, response, accepted);
     };
@@ -359,7 +358,7 @@ function resultWriter({ yoga, resultProcessHooks: { hooks, jsonChoice } }: Graph
         payload.result = result;
         payload.resultProcessor = processor;
         const returned = hook(payload);
-        if (isPromiseLike(returned)) return Promise.resolve(returned).then(() => runFrom(i + 1));
+        if (isPromise(returned)) return Promise.resolve(returned).then(() => runFrom(i + 1));
       }
       return finish();
     };

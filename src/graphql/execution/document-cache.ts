@@ -1,10 +1,10 @@
 /**
- * What GraphQL documents may cost in memory and stack, whatever a client sends.
+ * What GraphQL documents may cost in memory, whatever a client sends: the document cache.
  *
  * Parsed documents are cached by their text (Yoga's parser cache, with the caches given here)
  * so a repeated document is parsed and validated once. The cache is bounded by bytes, not by a
- * count: a parsed document near the token limit holds over a megabyte (every token object stays
- * reachable from the AST's locations), so a thousand of them would hold gigabytes. A document
+ * count: a parsed document near the token limit holds far more heap than its text (every token
+ * object stays reachable from the AST's locations), so a bound by count would bound nothing. A document
  * that fails validation is dropped from the cache at once, and failed parses are never cached,
  * so a rejected document costs nothing after its answer. A document is only kept once it was
  * seen twice: one-off documents (a name written into each document, say) would otherwise fill
@@ -19,13 +19,11 @@
  * Plans compiled for a shape (every document that differs only in its string literals, see
  * src/graphql/execution/compiled-by-shape.ts) are entries of the same cache, counted the same way: parsed
  * documents and compiled queries of both kinds share one bound.
- *
- * Before parsing, the text's nesting depth is measured: graphql-js parses recursively, and a
- * document nested a few thousand levels deep overflows the stack. Such a document is a syntax
- * error of the client's, refused before any recursion.
+ * The stack a document may cost is ./nesting-limit.ts's; the persisted-query store is
+ * ../transport/persisted-queries.ts.
  */
 import { createHash } from 'node:crypto';
-import { type DocumentNode, GraphQLError } from 'graphql';
+import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
 
@@ -34,9 +32,6 @@ const DOCUMENT_CACHE_BYTES = 32 * 1024 * 1024;
 
 /** Documents remembered as seen once, so that a second sighting is cached. */
 const SEEN_ONCE_ENTRIES = 16_384;
-
-/** Automatic persisted queries: the texts kept by their hash, at most this many bytes of them. */
-const PERSISTED_QUERY_BYTES = 8 * 1024 * 1024;
 
 /**
  * Bytes of heap per character of document text, measured with `process.memoryUsage()` on
@@ -63,12 +58,6 @@ function parsedBytes(characters: number): number {
   return characters * HEAP_BYTES_PER_DOCUMENT_CHARACTER + HEAP_BYTES_PER_DOCUMENT;
 }
 
-/**
- * Braces, brackets and parentheses open at once. Legitimate documents nest a few levels
- * (MAX_DEPTH of graphql-armor.ts counts fields; arguments and lists add a few more).
- */
-export const MAX_NESTING = 64;
-
 export interface Cache<T> {
   get(key: string): T | undefined;
   set(key: string, value: T): void;
@@ -86,7 +75,7 @@ interface PlanCache<Plan> {
 export interface DocumentCaches<Plan extends object = object> {
   /** For Yoga's `parserAndValidationCache` option. */
   options: { documentCache: Cache<DocumentNode>; errorCache: Cache<unknown>; validationCache: true };
-  /** Yoga plugin: drops documents that fail validation, refuses documents nested too deep. */
+  /** Yoga plugin: drops documents that fail validation. */
   plugin: Plugin;
   /**
    * Whether `document` may run compiled: it is in the cache and its compiled query fits, and
@@ -137,7 +126,7 @@ export function createDocumentCaches<Plan extends object = object>(
     get: documentAt,
     set(text, document) {
       // A document too large for the whole cache is not kept at all, nor one that is not this
-      // text's own (a document standing in for a text of its shape, see compiled-by-shape.ts).
+      // text's own (a plan's document given as the parse of a text of its shape, see compiled-by-shape.ts).
       if (parsedDocumentBytes(text) > maxBytes || document.loc?.source.body !== text) return;
       const digest = createHash('sha256').update(text).digest('base64url');
       if (!seenOnce.has(digest)) {
@@ -152,12 +141,6 @@ export function createDocumentCaches<Plan extends object = object>(
   const errorCache: Cache<unknown> = { get: () => undefined, set: () => {} };
 
   const plugin: Plugin = {
-    onParse({ parseFn, setParseFn }) {
-      setParseFn((source, options) => {
-        refuseDeepNesting(typeof source === 'string' ? source : source.body);
-        return parseFn(source, options);
-      });
-    },
     onValidate({ params }) {
       return ({ valid }) => {
         if (valid) return;
@@ -208,65 +191,5 @@ export function createDocumentCaches<Plan extends object = object>(
       return entry !== undefined && 'kind' in entry;
     },
     estimatedBytes: () => documents.calculatedSize,
-  };
-}
-
-/**
- * Throws a syntax error when brackets nest deeper than MAX_NESTING. Strings (plain and block)
- * and comments are skipped, so a bracket inside them does not count; the scan is linear and
- * allocates nothing.
- */
-function refuseDeepNesting(text: string): void {
-  let depth = 0;
-  for (let i = 0; i < text.length; i += 1) {
-    const char = text.charCodeAt(i);
-    if (char === 0x23 /* # */) {
-      while (i < text.length && text.charCodeAt(i) !== 0x0a && text.charCodeAt(i) !== 0x0d) i += 1;
-    } else if (char === 0x22 /* " */) {
-      i = endOfString(text, i);
-    } else if (char === 0x7b || char === 0x5b || char === 0x28 /* { [ ( */) {
-      depth += 1;
-      if (depth > MAX_NESTING) {
-        throw new GraphQLError(`Syntax Error: brackets nest more than ${MAX_NESTING} levels deep.`, {
-          extensions: { code: 'GRAPHQL_PARSE_FAILED', http: { status: 400 } },
-        });
-      }
-    } else if (char === 0x7d || char === 0x5d || char === 0x29 /* } ] ) */) {
-      depth = Math.max(0, depth - 1);
-    }
-  }
-}
-
-/** The index of the closing quote of the string starting at `start` (or the text's end). */
-function endOfString(text: string, start: number): number {
-  if (text.startsWith('"""', start)) {
-    // In a block string only \""" escapes; it does not end the string.
-    let end = text.indexOf('"""', start + 3);
-    while (end > 0 && text.charCodeAt(end - 1) === 0x5c) end = text.indexOf('"""', end + 3);
-    return end < 0 ? text.length : end + 2;
-  }
-  for (let i = start + 1; i < text.length; i += 1) {
-    const char = text.charCodeAt(i);
-    if (char === 0x5c /* \ */) i += 1;
-    else if (char === 0x22 || char === 0x0a || char === 0x0d) return i;
-  }
-  return text.length;
-}
-
-/**
- * The store of automatic persisted queries (clients send a hash instead of a document they sent
- * before), bounded by the bytes of the texts it keeps. A document is only stored once it came
- * with its hash and matched it; the request body limit bounds each one.
- */
-export function createPersistedQueryStore(maxBytes = PERSISTED_QUERY_BYTES): Cache<string> {
-  const texts = new LRUCache<string, string>({
-    maxSize: maxBytes,
-    sizeCalculation: (text, hash) => Math.max(1, (text.length + hash.length) * 2),
-  });
-  return {
-    get: (hash) => texts.get(hash),
-    set(hash, text) {
-      if ((text.length + hash.length) * 2 <= maxBytes) texts.set(hash, text);
-    },
   };
 }
