@@ -269,7 +269,6 @@ const ORDINAL =
 const ROUND_CITED = new RegExp(`"[^"]*\\bround\\b[^"]*"|\\b${ORDINAL}\\s+round\\b(?![- ]trip)|\\bround \\d+\\b`, 'gi');
 const NOT_MEASURED = '(not measured)';
 
-
 function comments(source: string): Array<{ line: number; text: string }> {
   return [...source.matchAll(/\/\*[\s\S]*?\*\/|(?<![:'"`\\])\/\/[^\n]*/g)].map((match) => ({
     line: source.slice(0, match.index).split('\n').length,
@@ -315,8 +314,7 @@ function sourceFiles(folder: string): string[] {
 }
 
 describe('code comments', () => {
-  const checked = sourceFiles(path.join(ROOT, 'src'))
-    .map((file) => path.relative(ROOT, file));
+  const checked = sourceFiles(path.join(ROOT, 'src')).map((file) => path.relative(ROOT, file));
 
   it('carry no measured figure (the rule and its reason; figures live in bench/README.md and docs/decisions.md)', () => {
     expect(checked.length).toBeGreaterThan(100);

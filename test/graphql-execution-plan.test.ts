@@ -20,6 +20,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
+import { EdgeCaching } from '../src/edge/edge-caching.js';
 import { compiledExecutionByShape, type ShapePlan } from '../src/graphql/execution/compiled-by-shape.js';
 import { createDocumentCaches } from '../src/graphql/execution/document-cache.js';
 import {
@@ -58,6 +59,7 @@ function serverWith(plugins: Plugin[], overrides: Partial<GraphQLServerDeps> = {
     profiles: {} as GraphQLServerDeps['profiles'],
     avatars: {} as GraphQLServerDeps['avatars'],
     live: {} as GraphQLServerDeps['live'],
+    edge: new EdgeCaching({ purging: false, maxAgeSeconds: 60, sharedMaxAgeSeconds: 60 }, () => true),
     config: loadConfig({ NODE_ENV: 'test' }),
     logger: createLogger('silent', { pretty: false }),
     plugins,

@@ -36,7 +36,7 @@ export const MAX_DEPTH = 10;
  */
 export const MAX_ALIASES = 64;
 
-/** Lexical tokens per document, which bounds parsing work before anything else runs: 2× the heaviest. */
+/** Lexical tokens per document, which bounds parsing work before anything else runs: twice the heaviest. */
 export const MAX_TOKENS = 5_000;
 
 /**
@@ -47,7 +47,7 @@ export const MAX_DIRECTIVES = 64;
 
 /**
  * graphql-armor's cost estimate (objects 2, scalars 1, ×1.5 per level of nesting, introspection
- * exempt): about 2× the heaviest legitimate document.
+ * exempt): about twice the heaviest legitimate document.
  */
 export const MAX_COST = 5_000;
 

@@ -14,7 +14,7 @@ import { requestBodyTooLargeMessage } from '../../http/request-body.js';
 import { JSON_CONTENT_TYPE } from '../../http/respond.js';
 
 /**
- * 64 KiB: about twice the largest legitimate document as a JSON body (15 aliased `profiles`
+ * The bound is about twice the largest legitimate document as a JSON body (15 aliased `profiles`
  * fields of 100 names each, see ../execution/graphql-armor.ts; its size in docs/decisions.md,
  * "GraphQL document limits: about twice the heaviest legitimate document").
  */
