@@ -17,7 +17,7 @@ import { createTestDatabase, databaseKinds, type TestDatabase } from './support/
 
 const SLOW = 120_000;
 const LINE =
-  /^(key_[0-9A-Za-z]{12})\t(".*")\tprofile (\d+)\/min( \(default\))?, owner check (\d+)\/min( \(default\))?\tcreated (\S+)\tlast used (\S+)\trevoked (\S+)$/;
+  /^(key_[0-9A-Za-z]{12})\t(".*")\tprofile (\d+)\/min( \(default\))?, owner check (\d+)\/min( \(default\))?\tcreated (\S+)\tlast used (\S+)\trevoked (\S+)\tdocuments-only (on|off)$/;
 
 const noStackTrace = (result: CliResult) => expect(result.stderr).not.toMatch(STACK_LINE);
 

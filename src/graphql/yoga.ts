@@ -42,6 +42,7 @@ import { refusedStreamsPlugin } from './transport/refused-streams.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
 import { type ResultProcessHookList, resultProcessHooks } from './transport/result-process-hooks.js';
 import { streamingHeadersPlugin } from './transport/streaming-headers.js';
+import { type TrustedDocuments, trustedDocuments } from './transport/trusted-documents.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -63,6 +64,8 @@ export interface GraphQLServer {
   readonly resultProcessHooks: ResultProcessHookList;
   /** Queries that ran whole once, run again from their context and execution on (./execution/prepared-operations.ts). */
   readonly prepared: PreparedOperations;
+  /** Documents sent by `documentId` (./transport/trusted-documents.ts). */
+  readonly trusted: TrustedDocuments;
 }
 
 /**
@@ -254,6 +257,7 @@ export function createGraphQLServer({
   const resultProcess = resultProcessHooks();
   const execution = executeHooks();
   const masking = (error: unknown) => maskError(error, { production: config.production });
+  const trusted = trustedDocuments(config.persistedDocuments);
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -278,6 +282,8 @@ export function createGraphQLServer({
       // Before the persisted-query plugin: it checks the extension's shape first.
       requestMistakesPlugin(),
       acceptQualityPlugin(),
+      // Before the persisted-query plugin: a documents-only key must not register documents.
+      trusted.plugin,
       persistedQueries(),
       streamingHeadersPlugin(),
       refusedStreamsPlugin(),
@@ -315,5 +321,5 @@ export function createGraphQLServer({
       return { errors: [masked] };
     },
   });
-  return { yoga, resultProcessHooks: resultProcess.list(), prepared };
+  return { yoga, resultProcessHooks: resultProcess.list(), prepared, trusted };
 }
