@@ -24,8 +24,10 @@ import { createTestDatabase, type TestDatabase } from './support/databases.js';
 import { eventually } from './support/eventually.js';
 
 const LOOKUP = 'query Lookup($name: String!) { profile(name: $name) { name description } }';
-const TWO = 'query First { profile(name: "ada@trusted") { name } }\nquery Second { profile(name: "bob@trusted") { name } }';
-const WATCH = 'subscription Watch($names: [String!]!) { profileChanged(names: $names) { name profile { description } } }';
+const TWO =
+  'query First { profile(name: "ada@trusted") { name } }\nquery Second { profile(name: "bob@trusted") { name } }';
+const WATCH =
+  'subscription Watch($names: [String!]!) { profileChanged(names: $names) { name profile { description } } }';
 const sha = (text: string) => hash('sha256', text, 'hex');
 const idOf = (text: string) => `sha256:${sha(text)}`;
 const UNKNOWN_ID = idOf('query Unknown { __typename }');
@@ -249,7 +251,9 @@ describe('trusted documents', () => {
       await eventually(() => openSubscriptions() > 0, 'the SSE subscription to open');
       const description = await change('ada');
       await eventually(() => subscriber.outcome.events.length > 0, 'an event');
-      expect(subscriber.outcome.events[0]).toEqual({ profileChanged: { name: 'ada@trusted', profile: { description } } });
+      expect(subscriber.outcome.events[0]).toEqual({
+        profileChanged: { name: 'ada@trusted', profile: { description } },
+      });
       expect(subscriber.outcome.errors).toEqual([]);
     } finally {
       subscriber.stop();
@@ -265,7 +269,9 @@ describe('trusted documents', () => {
       }, 'the graphql-ws subscription to open');
       const description = await change('bob');
       await eventually(() => subscriber.outcome.events.length > 0, 'an event');
-      expect(subscriber.outcome.events[0]).toEqual({ profileChanged: { name: 'bob@trusted', profile: { description } } });
+      expect(subscriber.outcome.events[0]).toEqual({
+        profileChanged: { name: 'bob@trusted', profile: { description } },
+      });
     } finally {
       subscriber.stop();
     }
@@ -325,7 +331,9 @@ describe('trusted documents', () => {
         await eventually(() => openSubscriptions() > 0, 'the subscription by id to open');
         const description = await change('ada');
         await eventually(() => allowed.outcome.events.length > 0, 'an event');
-        expect(allowed.outcome.events[0]).toEqual({ profileChanged: { name: 'ada@trusted', profile: { description } } });
+        expect(allowed.outcome.events[0]).toEqual({
+          profileChanged: { name: 'ada@trusted', profile: { description } },
+        });
       } finally {
         refused.stop();
         allowed.stop();
@@ -342,7 +350,9 @@ describe('trusted documents', () => {
         await eventually(() => openSubscriptions() > 0, 'the subscription by id to open');
         const description = await change('bob');
         await eventually(() => allowed.outcome.events.length > 0, 'an event');
-        expect(allowed.outcome.events[0]).toEqual({ profileChanged: { name: 'bob@trusted', profile: { description } } });
+        expect(allowed.outcome.events[0]).toEqual({
+          profileChanged: { name: 'bob@trusted', profile: { description } },
+        });
       } finally {
         refused.stop();
         allowed.stop();

@@ -200,7 +200,13 @@ function paramsOfBody(body: Buffer): GraphQLParams | undefined {
   }
 }
 
-const PARAMETER_NAMES: ReadonlySet<string> = new Set(['query', 'documentId', 'variables', 'operationName', 'extensions']);
+const PARAMETER_NAMES: ReadonlySet<string> = new Set([
+  'query',
+  'documentId',
+  'variables',
+  'operationName',
+  'extensions',
+]);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -30,14 +30,14 @@ import { createGraphQLError, type GraphQLParams, type OnParamsEventPayload, type
 import type { PersistedDocuments } from '../../config/persisted-documents.js';
 import { apiKeyOf } from '../../http/api-key-guard.js';
 
-export const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND';
-export const PERSISTED_DOCUMENTS_ONLY = 'PERSISTED_DOCUMENTS_ONLY';
-export const PERSISTED_DOCUMENTS_ONLY_MESSAGE = 'This API key may run only persisted documents';
-export const UNKNOWN_DOCUMENT_MESSAGE = 'No persisted document has this documentId';
-export const QUERY_AND_DOCUMENT_ID_MESSAGE = 'Send either query or documentId, not both';
+const PERSISTED_QUERY_NOT_FOUND = 'PERSISTED_QUERY_NOT_FOUND';
+const PERSISTED_DOCUMENTS_ONLY = 'PERSISTED_DOCUMENTS_ONLY';
+const PERSISTED_DOCUMENTS_ONLY_MESSAGE = 'This API key may run only persisted documents';
+const UNKNOWN_DOCUMENT_MESSAGE = 'No persisted document has this documentId';
+const QUERY_AND_DOCUMENT_ID_MESSAGE = 'Send either query or documentId, not both';
 
 /** GraphQL parameters with the appendix's `documentId`. */
-export interface TrustedParams extends GraphQLParams {
+interface TrustedParams extends GraphQLParams {
   documentId?: unknown;
 }
 
@@ -87,7 +87,8 @@ export function trustedDocuments(documents: PersistedDocuments): TrustedDocument
   };
   const byId = onParamsOf(usePersistedOperations({ ...options, allowArbitraryOperations: true }));
   const onlyById = onParamsOf(usePersistedOperations({ ...options, allowArbitraryOperations: false }));
-  const documentsOnly = (req: IncomingMessage | undefined) => req !== undefined && apiKeyOf(req)?.documentsOnly === true;
+  const documentsOnly = (req: IncomingMessage | undefined) =>
+    req !== undefined && apiKeyOf(req)?.documentsOnly === true;
 
   const onParams = (payload: OnParamsEventPayload<KeyedContext>) => {
     const params = payload.params as TrustedParams;
