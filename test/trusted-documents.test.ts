@@ -130,6 +130,12 @@ describe('trusted documents', () => {
       expect(byId).toEqual(byQuery);
     }
     expect(byQuery.body.data).toEqual({ profile: { name: 'ada@trusted', description: 'First' } });
+    // The service's path finds the prepared document by id, as it does by text.
+    const { prepared, trusted } = server.app.graphql;
+    const found = prepared.find(trusted.asRun({ documentId: idOf(LOOKUP), variables }));
+    if (GRAPHQL_PATH_RERUN) expect(found).toBeUndefined();
+    else expect(found).toBe(prepared.find({ query: LOOKUP, variables }));
+    expect(found === undefined).toBe(GRAPHQL_PATH_RERUN);
   });
 
   it('runs a document by its id in a GET query string, with its operation name (Apollo manifest)', async () => {
