@@ -49,6 +49,7 @@ const GRAPHQL_SUITES = [
   'test/graphql-armor.test.ts',
   'test/graphql-errors.test.ts',
   'test/graphql-prepared-operations.test.ts',
+  'test/trusted-documents.test.ts',
   'test/graphql-http.test.ts',
   'test/graphql-clients.test.ts',
   'test/client-mistakes.test.ts',

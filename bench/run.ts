@@ -33,9 +33,12 @@
  *    service's peak RSS, prints every figure with its ratio and target, and writes
  *    bench/results/latest-<profiles>.json and .md.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { hash } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createApp } from '../src/app.js';
@@ -101,6 +104,7 @@ const PAIRED: ReadonlyArray<readonly [key: string, base: string]> = [
   ['restRandomKeyed', 'restRandom'],
   ['graphqlVariables', 'bare'],
   ['graphqlVariables', 'restRandom'],
+  ['graphqlDocumentId', 'graphqlVariables'],
   ['graphqlInline', 'bare'],
   ['graphqlVariables', 'mercuriusVariables'],
   ['graphqlInline', 'mercuriusInline'],
@@ -115,6 +119,19 @@ const ONLY = process.env.BENCH_ONLY?.split(',')
 const POOL_SIZE = '10';
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url));
 const GRAPHQL_SELECTION = 'name description image level records { key type raw }';
+/** The lookup with the name in variables; also the one trusted document of the service's manifest. */
+const PROFILE_QUERY = `query P($n: String!) { profile(name: $n) { ${GRAPHQL_SELECTION} } }`;
+
+/**
+ * The manifest of trusted documents the services start with (PERSISTED_DOCUMENTS), in
+ * graphql-codegen's form, holding PROFILE_QUERY: the `graphqlDocumentId` scenario sends its id.
+ */
+function writeManifest(): string {
+  const folder = mkdtempSync(path.join(os.tmpdir(), 'nps-bench-manifest-'));
+  const file = path.join(folder, 'persisted-documents.json');
+  writeFileSync(file, JSON.stringify({ [hash('sha256', PROFILE_QUERY, 'hex')]: PROFILE_QUERY }));
+  return file;
+}
 
 interface Measurement {
   requestsPerSecond: number;
@@ -182,11 +199,14 @@ function scenarios(
   apiKey: string,
 ): Scenario[] {
   const paths = names.map((name) => `/api/${encodeURIComponent(name)}`);
-  const query = `query P($n: String!) { profile(name: $n) { ${GRAPHQL_SELECTION} } }`;
+  const query = PROFILE_QUERY;
   /** POST bodies of `document` asking for each of `list` by the variable `n`. */
   const bodiesOf = (document: string, list: string[]) =>
     list.map((name) => JSON.stringify({ query: document, variables: { n: name } }));
   const withVariables = bodiesOf(query, names);
+  const byDocumentId = names.map((name) =>
+    JSON.stringify({ documentId: `sha256:${hash('sha256', query, 'hex')}`, variables: { n: name } }),
+  );
   const nameOnly = bodiesOf('query P($n: String!) { profile(name: $n) { name } }', names);
   const popularPaths = popular.map((name) => `/api/${encodeURIComponent(name)}`);
   const popularWithVariables = bodiesOf(query, popular);
@@ -260,6 +280,12 @@ function scenarios(
       label: 'service GraphQL profile, name in variables',
       server: 'service',
       next: post(withVariables),
+    },
+    {
+      key: 'graphqlDocumentId',
+      label: 'service GraphQL profile, name in variables, the document sent by `documentId` (trusted documents)',
+      server: 'service',
+      next: post(byDocumentId),
     },
     {
       key: 'graphqlNameOnly',
@@ -457,6 +483,7 @@ async function main(): Promise<void> {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     PROFILE_LIMIT: '0',
+    PERSISTED_DOCUMENTS: writeManifest(),
     ...benchServiceSettings(),
   };
   const statements = await statementsOfOneBatch(url, names);
@@ -761,6 +788,13 @@ function report(list: Scenario[], figures: Record<string, Measurement>, extras: 
     ...atLeast('GraphQL with variables / Mercurius', 'graphqlVariables', 'mercuriusVariables', 0.9),
     ...atLeast('GraphQL inline / Mercurius inline', 'graphqlInline', 'mercuriusInline', 0.85),
     ...cpuAtMost('CPU per request: GraphQL with variables / REST random names', 'graphqlVariables', 'restRandom', 1.2),
+    // No more than the same text sent as `query`: the margin over 1 is the paired slices' noise, not a cost.
+    ...cpuAtMost(
+      'CPU per request: GraphQL by documentId / the same document as query',
+      'graphqlDocumentId',
+      'graphqlVariables',
+      1.05,
+    ),
     ...cpuReported(
       'CPU per request: bare POST / bare GET (what the method and body cost node:http)',
       'barePost',

@@ -69,14 +69,17 @@ describe('the API-key store', () => {
     expect(await store.resolve(hashApiKey(own.key), CLIENT)).toEqual({
       id: own.id,
       limits: { profile: 5, 'owner-check': 22 },
+      documentsOnly: false,
     });
     expect(store.resolve(hashApiKey(own.key), CLIENT)).toEqual({
       id: own.id,
       limits: { profile: 5, 'owner-check': 22 },
+      documentsOnly: false,
     });
     expect(await store.resolve(hashApiKey(defaults.key), CLIENT)).toEqual({
       id: defaults.id,
       limits: { profile: 111, 'owner-check': 22 },
+      documentsOnly: false,
     });
     expect(reads()).toBe(2);
     expect(started()).toBe(1);

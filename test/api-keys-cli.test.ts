@@ -1,9 +1,10 @@
 /**
- * `npm run keys -- create|list|revoke|--help` on every test database: the key printed once and
- * never again, `list` lines, revocation, usage errors, and the embedded database held by a
- * running server. As in data-cli.test.ts, the first key is created by the command as operators
- * run it, a process of its own, and so is the refusal while another process holds the database;
- * the other runs are in the test process (test/support/cli.ts, runInProcess).
+ * `npm run keys -- create|list|update|revoke|--help` on every test database: the key printed
+ * once and never again, `list` lines, documents-only keys, revocation, usage errors, and the
+ * embedded database held by a running server. As in data-cli.test.ts, the first key is created
+ * by the command as operators run it, a process of its own, and so is the refusal while another
+ * process holds the database; the other runs are in the test process (test/support/cli.ts,
+ * runInProcess).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -17,7 +18,7 @@ import { createTestDatabase, databaseKinds, type TestDatabase } from './support/
 
 const SLOW = 120_000;
 const LINE =
-  /^(key_[0-9A-Za-z]{12})\t(".*")\tprofile (\d+)\/min( \(default\))?, owner check (\d+)\/min( \(default\))?\tcreated (\S+)\tlast used (\S+)\trevoked (\S+)$/;
+  /^(key_[0-9A-Za-z]{12})\t(".*")\tprofile (\d+)\/min( \(default\))?, owner check (\d+)\/min( \(default\))?\tcreated (\S+)\tlast used (\S+)\trevoked (\S+)\tdocuments-only (on|off)$/;
 
 const noStackTrace = (result: CliResult) => expect(result.stderr).not.toMatch(STACK_LINE);
 
@@ -62,7 +63,7 @@ describe.each(databaseKinds())('npm run keys on %s', (kind) => {
       const [first, other] = lines.map((line) => LINE.exec(line));
       expect(first?.slice(1, 7)).toEqual([id, '"Wallet app"', '1000', undefined, '100', ' (default)']);
       expect(Number.isNaN(Date.parse(first?.[7] ?? ''))).toBe(false);
-      expect(first?.slice(8)).toEqual(['never', 'no']);
+      expect(first?.slice(8)).toEqual(['never', 'no', 'off']);
       expect(other?.slice(2, 7)).toEqual(['"Explorer"', '7000', ' (default)', '50', undefined]);
 
       const revoked = await keys(['revoke', id ?? '']);
@@ -85,15 +86,50 @@ describe.each(databaseKinds())('npm run keys on %s', (kind) => {
   );
 
   it(
+    'makes documents-only keys, shows the flag, and turns it on and off',
+    async () => {
+      const created = await keys(['create', '--name', 'Mobile app', '--documents-only']);
+      expect(created.code).toBe(0);
+      const id = /Created (key_[0-9A-Za-z]{12}) /.exec(created.stderr)?.[1] ?? '';
+      expect(created.stderr).toContain('documents only');
+      const flagOf = async () => {
+        const line = (await keys(['list'])).stdout.split('\n').find((text) => text.startsWith(`${id}\t`));
+        return LINE.exec(line ?? '')?.[10];
+      };
+      expect(await flagOf()).toBe('on');
+      for (const [args, flag] of [
+        [['--documents-only', 'off'], 'off'],
+        [['--documents-only=on'], 'on'],
+      ] as const) {
+        const updated = await keys(['update', id, ...args]);
+        expect(updated).toMatchObject({ code: 0, stdout: `Updated ${id}: documents-only ${flag}.\n` });
+        expect(await flagOf()).toBe(flag);
+      }
+      const handle = await testDb.open();
+      try {
+        expect((await listApiKeys(handle.db)).find((row) => row.id === id)?.documentsOnly).toBe(true);
+      } finally {
+        await handle.close();
+      }
+      expect((await keys(['revoke', id])).code).toBe(0);
+      const revoked = await keys(['update', id, '--documents-only', 'off']);
+      expect(revoked).toMatchObject({ code: 1, stderr: `${id} is revoked: there is nothing to update\n` });
+      expect(await flagOf()).toBe('on');
+    },
+    SLOW,
+  );
+
+  it(
     'explains its usage, and refuses bad arguments with exit code 2 and unknown ids with 1',
     async () => {
       const help = await keys(['--help']);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/^Usage: npm run keys -- create --name <text>/);
       expect(help.stdout).toContain('revoke <id>');
+      expect(help.stdout).toContain('update <id> --documents-only on|off');
 
       for (const [args, message] of [
-        [[], 'Say what to do: create, list or revoke'],
+        [[], 'Say what to do: create, list, update or revoke'],
         [['rotate'], 'Unknown action: rotate'],
         [['create'], 'create needs --name <text>'],
         [['create', '--name', '  '], 'create needs --name <text>'],
@@ -102,6 +138,10 @@ describe.each(databaseKinds())('npm run keys on %s', (kind) => {
         [['revoke'], 'revoke takes one key id'],
         [['list', '--name', 'a'], '--name, --profile-limit and --owner-check-limit go with create'],
         [['list', '--key', 'x'], "Unknown option '--key'"],
+        [['update', 'key_x'], 'update needs --documents-only on|off'],
+        [['update', 'key_x', '--documents-only', 'yes'], '--documents-only must be on or off (got "yes")'],
+        [['update', '--documents-only', 'on'], 'update takes one key id'],
+        [['list', '--documents-only'], '--documents-only goes with create or update'],
       ] as const) {
         const result = await keys([...args]);
         expect({ args, code: result.code }).toEqual({ args, code: 2 });
@@ -112,6 +152,9 @@ describe.each(databaseKinds())('npm run keys on %s', (kind) => {
       const unknown = await keys(['revoke', 'key_nothere']);
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toBe('No API key has the id "key_nothere" (see `keys list`)\n');
+      const unknownUpdate = await keys(['update', 'key_nothere', '--documents-only', 'on']);
+      expect(unknownUpdate.code).toBe(1);
+      expect(unknownUpdate.stderr).toBe('No API key has the id "key_nothere" (see `keys list`)\n');
     },
     SLOW,
   );

@@ -1,14 +1,14 @@
 /**
- * API keys across running servers on one PostgreSQL database: a revocation is in force on every
- * server within a second, also on a server that holds the key in memory, and a new key is
- * accepted by a server that was asked for it before it existed. Two Apps in this process, each
- * with its own pools and its own LISTEN connection, as two server processes have. Needs
- * PostgreSQL (TEST_DATABASE_URL); skipped without it.
+ * API keys across running servers on one PostgreSQL database: a revocation (and a key made
+ * documents-only) is in force on every server within a second, also on a server that holds the
+ * key in memory, and a new key is accepted by a server that was asked for it before it existed.
+ * Two Apps in this process, each with its own pools and its own LISTEN connection, as two server
+ * processes have. Needs PostgreSQL (TEST_DATABASE_URL); skipped without it.
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemoData } from '../src/data/seed.js';
-import { insertApiKey, revokeApiKey } from '../src/db/api-key-queries.js';
+import { insertApiKey, revokeApiKey, setApiKeyDocumentsOnly } from '../src/db/api-key-queries.js';
 import { MAX_SILENCE_MS } from '../src/db/change-feed.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-key-credentials.js';
@@ -63,6 +63,36 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)('API keys on two servers on one 
       }),
     );
     for (const ms of refusedAfter) expect(ms).toBeLessThanOrEqual(MAX_SILENCE_MS);
+  });
+
+  it('makes a key documents-only on every server within a second, and lifts it as fast', async () => {
+    const { id, key } = await createKey(writer);
+    const statusOfQuery = async (server: TestServer) =>
+      (
+        await fetch(`${server.url}/graphql`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({ query: '{ profile(name: "demo@me") { name } }' }),
+        })
+      ).status;
+    for (const server of servers)
+      expect([await statusOfQuery(server), await statusOfQuery(server)]).toEqual([200, 200]);
+    for (const [documentsOnly, status] of [
+      [true, 400],
+      [false, 200],
+    ] as const) {
+      expect(await setApiKeyDocumentsOnly(writer.db, id, documentsOnly)).toBe('updated');
+      const changedAt = Date.now();
+      const seenAfter = await Promise.all(
+        servers.map(async (server) => {
+          while ((await statusOfQuery(server)) !== status) {
+            if (Date.now() - changedAt > 5000) throw new Error(`documents-only ${documentsOnly} not seen after 5 s`);
+          }
+          return Date.now() - changedAt;
+        }),
+      );
+      for (const ms of seenAfter) expect(ms).toBeLessThanOrEqual(MAX_SILENCE_MS);
+    }
   });
 
   it("holds a revocation it did not hear, and ends the key's streams once it hears again", async () => {

@@ -38,8 +38,14 @@ function installedVersion(name: string): string {
 describe('the versions src/graphql/transport/README.md records', () => {
   const recorded = versionsRecorded();
 
-  it('lists graphql-yoga, the packages its transport behaviour comes from, and graphql-ws', () => {
-    expect([...recorded.keys()].sort()).toEqual(['@envelop/core', '@whatwg-node/server', 'graphql-ws', 'graphql-yoga']);
+  it('lists graphql-yoga, the packages its transport behaviour comes from, graphql-ws and the persisted-operations plugin', () => {
+    expect([...recorded.keys()].sort()).toEqual([
+      '@envelop/core',
+      '@graphql-yoga/plugin-persisted-operations',
+      '@whatwg-node/server',
+      'graphql-ws',
+      'graphql-yoga',
+    ]);
   });
 
   it.each([...recorded])('%s: the installed version is the one recorded (%s)', (name, version) => {

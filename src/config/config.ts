@@ -8,6 +8,12 @@ import path from 'node:path';
 import { ConfigError } from './config-error.js';
 import { parseDuration, parseDurationList } from './durations.js';
 import { type Network, parseNetwork } from './networks.js';
+import {
+  loadPersistedDocuments,
+  PERSISTED_DOCUMENTS_VARIABLE,
+  type PersistedDocuments,
+  persistedDocumentFiles,
+} from './persisted-documents.js';
 import { type TracingConfig, tracingConfig } from './tracing.js';
 
 /**
@@ -136,6 +142,11 @@ export interface Config {
   avatarCacheDir: string | undefined;
   /** Resized avatar files kept on disk at most (AVATAR_VARIANT_CACHE_FILES). */
   avatarVariantCacheFiles: number;
+  /**
+   * Trusted documents (PERSISTED_DOCUMENTS, ./persisted-documents.ts): the manifests' documents by
+   * id, read at start; empty when the variable is unset.
+   */
+  persistedDocuments: PersistedDocuments;
 }
 
 export interface WebhookConfig {
@@ -468,5 +479,6 @@ export function loadConfig(env: Env = process.env): Config {
     avatarResizesPerSecond: integer(env, 'AVATAR_RESIZES_PER_SECOND', 20, 0, 10_000) || undefined,
     avatarCacheDir: raw(env, 'DATA_DIR') === undefined ? undefined : path.join(dataDir, 'avatar-variants'),
     avatarVariantCacheFiles: integer(env, 'AVATAR_VARIANT_CACHE_FILES', DEFAULT_VARIANT_FILES, 1, MAX_VARIANT_FILES),
+    persistedDocuments: loadPersistedDocuments(persistedDocumentFiles(raw(env, PERSISTED_DOCUMENTS_VARIABLE))),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The statements on `api_keys`: the servers look keys up by hash and note when they were last
- * used; `npm run keys` creates, lists and revokes them. Creation and revocation announce
- * themselves in their transaction (notifyApiKeyChange), so every server drops the keys it holds
- * when they commit.
+ * used; `npm run keys` creates, lists, updates and revokes them. Creation, updates and
+ * revocation announce themselves in their transaction (notifyApiKeyChange), so every server
+ * drops the keys it holds when they commit.
  */
 import { notifyApiKeyChange } from './change-notifications.js';
 import { and, asc, eq, isNull, sql } from './drizzle.js';
@@ -16,6 +16,7 @@ export interface ApiKeyLimits {
   /** Null: the configured default. */
   profileLimit: number | null;
   ownerCheckLimit: number | null;
+  documentsOnly: boolean;
 }
 
 /** The key with this hash, unless it is unknown or revoked. */
@@ -26,6 +27,7 @@ export async function findActiveApiKey(db: Database, keyHash: string): Promise<A
       keyHash: apiKeys.keyHash,
       profileLimit: apiKeys.profileLimit,
       ownerCheckLimit: apiKeys.ownerCheckLimit,
+      documentsOnly: apiKeys.documentsOnly,
     })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
@@ -48,6 +50,8 @@ export interface NewApiKey {
   keyHash: string;
   profileLimit: number | null;
   ownerCheckLimit: number | null;
+  /** Unset: false. */
+  documentsOnly?: boolean;
 }
 
 export async function insertApiKey(db: Database, key: NewApiKey): Promise<ApiKeyRow> {
@@ -80,6 +84,28 @@ export async function revokeApiKey(db: Database, id: string): Promise<RevokeResu
     }
     const [existing] = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id));
     return existing === undefined ? 'unknown' : 'already revoked';
+  });
+}
+
+export type UpdateResult = 'updated' | 'revoked' | 'unknown';
+
+/**
+ * Sets whether key `id` may run only persisted documents, announced like a revocation: every
+ * server drops the keys it holds when the change commits. A revoked key is left as it is.
+ */
+export async function setApiKeyDocumentsOnly(db: Database, id: string, documentsOnly: boolean): Promise<UpdateResult> {
+  return db.transaction(async (tx) => {
+    const updated = await tx
+      .update(apiKeys)
+      .set({ documentsOnly })
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id });
+    if (updated.length > 0) {
+      await notifyApiKeyChange(tx, id);
+      return 'updated';
+    }
+    const [existing] = await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id));
+    return existing === undefined ? 'unknown' : 'revoked';
   });
 }
 

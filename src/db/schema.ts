@@ -163,6 +163,8 @@ export const apiKeys = pgTable(
     /** Written in batches by the servers (about once a minute), not per request. */
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    /** The key may run only persisted documents (trusted documents, docs/api-keys.md). */
+    documentsOnly: boolean('documents_only').notNull().default(false),
   },
   (t) => [
     check('api_keys_profile_limit_positive', sql`${t.profileLimit} > 0`),

@@ -39,6 +39,7 @@ import { refusedStreamsPlugin } from './transport/refused-streams.js';
 import { requestMistakesPlugin } from './transport/request-mistakes.js';
 import { type ResultProcessHookList, resultProcessHooks } from './transport/result-process-hooks.js';
 import { streamingHeadersPlugin } from './transport/streaming-headers.js';
+import { type TrustedDocuments, trustedDocuments } from './transport/trusted-documents.js';
 
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -62,6 +63,8 @@ export interface GraphQLServer {
   readonly prepared: PreparedOperations;
   /** Which path answers each operation (./execution/execution-plan.ts). */
   readonly plan: ExecutionPlan;
+  /** Documents sent by `documentId` (./transport/trusted-documents.ts). */
+  readonly trusted: TrustedDocuments;
 }
 
 /**
@@ -227,6 +230,7 @@ export function createGraphQLServer({
   const resultProcess = resultProcessHooks();
   const execution = executeHooks();
   const masking = (error: unknown) => maskError(error, { production: config.production });
+  const trusted = trustedDocuments(config.persistedDocuments);
   const yoga = createYoga<NodeServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -251,6 +255,8 @@ export function createGraphQLServer({
       // Before the persisted-query plugin: it checks the extension's shape first.
       requestMistakesPlugin(),
       acceptQualityPlugin(),
+      // Before the persisted-query plugin: a documents-only key must not register documents.
+      trusted.plugin,
       persistedQueriesPlugin(),
       streamingHeadersPlugin(),
       refusedStreamsPlugin(),
@@ -292,5 +298,5 @@ export function createGraphQLServer({
       return { errors: [masked] };
     },
   });
-  return { yoga, resultProcessHooks: resultProcess.list(), prepared, plan };
+  return { yoga, resultProcessHooks: resultProcess.list(), prepared, plan, trusted };
 }

@@ -174,6 +174,7 @@ export class ApiKeyStore {
               profile: row.profileLimit ?? config.apiKeyProfileLimit,
               'owner-check': row.ownerCheckLimit ?? config.apiKeyOwnerCheckLimit,
             },
+            documentsOnly: row.documentsOnly,
           };
     if (epoch === this.epoch && this.deps.isLive()) this.entries.set(hash, grant ?? NOT_FOUND);
     return grant;

@@ -18,6 +18,8 @@ export interface ApiKeyGrant {
   /** The key's public id (never the key). */
   readonly id: string;
   readonly limits: Readonly<Record<RateLimitBudget, number>>;
+  /** Whether it may run only persisted documents (`keys create --documents-only`, docs/api-keys.md). */
+  readonly documentsOnly: boolean;
 }
 
 const KEY_CLIENT_PREFIX = 'key:';

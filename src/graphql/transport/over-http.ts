@@ -56,6 +56,8 @@ export type GraphQLHttpPath = 'service' | 'yoga';
 
 interface GraphQLParams {
   query?: string;
+  /** Trusted documents: the id of a manifest document (./trusted-documents.ts). */
+  documentId?: string;
   variables?: Record<string, unknown>;
   operationName?: string;
   extensions?: Record<string, unknown>;
@@ -85,7 +87,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
   const answer = resultWriter(server);
   // Read once: each read through Yoga's adapter (a Proxy) makes a new bound function.
   const getResultForParams = yoga.getResultForParams;
-  const { prepared } = server;
+  const { prepared, trusted } = server;
   const bodyLimit = options.bodyLimitBytes ?? MAX_REQUEST_BODY_BYTES;
   const waitUntil = waitUntilOf(logger);
 
@@ -95,9 +97,13 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
       handOver(req, res, 'parameters', body);
       return;
     }
+    // By a known id: the parameters the trusted-documents hook would make, to find a prepared
+    // document by. A documents-only key's query must meet that hook: it is never run prepared.
+    const asRun = trusted.asRun(params);
+    const preparable = asRun !== params || params.query == null || !trusted.documentsOnly(req);
     // A prepared document is a query that ran (./prepared-operations.ts): its answer is no stream.
-    const document = prepared.find(params);
-    if (document === undefined && mayStream(req.headers.accept) && mightStream(params)) {
+    const document = preparable ? prepared.find(asRun) : undefined;
+    if (document === undefined && mayStream(req.headers.accept) && mightStream(asRun)) {
       handOver(req, res, 'may stream', body);
       return;
     }
@@ -105,7 +111,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
     const serverContext: ServerContext = requestServerContext(req, res, waitUntil);
     let result: YogaResult | undefined;
     if (document !== undefined) {
-      result = await prepared.run(document, params, request, serverContext);
+      result = await prepared.run(document, asRun, request, serverContext);
     } else {
       try {
         result = await getResultForParams({ params, request: request.asRequest() }, serverContext);
@@ -114,7 +120,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
         handOver(req, res, 'refused before execution', body);
         return;
       }
-      prepared.learn(params, result);
+      prepared.learn(asRun, result);
     }
     if (result === undefined) throw new Error('the GraphQL engine gave no result');
     // Most answers are written at once; awaiting nothing would still cost the request a turn.
@@ -170,6 +176,7 @@ function paramsOfUrl(url: string): GraphQLParams | undefined {
   try {
     return checkedParams({
       query: search.get('query') || undefined,
+      documentId: search.get('documentId') || undefined,
       operationName: search.get('operationName') || undefined,
       variables: jsonParameter(search.get('variables')),
       extensions: jsonParameter(search.get('extensions')),
@@ -192,7 +199,13 @@ function paramsOfBody(body: Buffer): GraphQLParams | undefined {
   }
 }
 
-const PARAMETER_NAMES: ReadonlySet<string> = new Set(['query', 'variables', 'operationName', 'extensions']);
+const PARAMETER_NAMES: ReadonlySet<string> = new Set([
+  'query',
+  'documentId',
+  'variables',
+  'operationName',
+  'extensions',
+]);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -200,17 +213,19 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 /**
  * `params` when Yoga's checks (use-check-graphql-query-params.ts) would pass them; undefined when
  * they would not, so that Yoga answers with its own error. A missing query is left to the
- * persisted-query plugin when the request names one.
+ * persisted-query plugin when the request names one, and to the trusted-documents hook when it
+ * has a `documentId` (a `documentId` beside a query is that hook's error, so Yoga's).
  */
 function checkedParams(params: unknown): GraphQLParams | undefined {
   if (!isObject(params)) return undefined;
   for (const key in params) if (params[key] != null && !PARAMETER_NAMES.has(key)) return undefined;
-  const { query, variables, operationName, extensions } = params;
+  const { query, documentId, variables, operationName, extensions } = params;
   if (query != null && typeof query !== 'string') return undefined;
+  if (documentId != null && (typeof documentId !== 'string' || query != null)) return undefined;
   if (variables != null && !isObject(variables)) return undefined;
   if (operationName != null && typeof operationName !== 'string') return undefined;
   if (extensions != null && !isObject(extensions)) return undefined;
-  if (query == null && !isObject(extensions?.persistedQuery)) return undefined;
+  if (query == null && documentId == null && !isObject(extensions?.persistedQuery)) return undefined;
   return params as GraphQLParams;
 }
 

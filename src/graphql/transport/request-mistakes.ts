@@ -23,6 +23,8 @@ import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
 type GraphQLParams = {
   query?: string;
+  /** Trusted documents (./trusted-documents.ts). */
+  documentId?: string;
   operationName?: string;
   variables?: Record<string, unknown>;
   extensions?: Record<string, unknown>;
@@ -42,11 +44,15 @@ function jsonParameter(search: URLSearchParams, name: 'variables' | 'extensions'
   }
 }
 
-/** Yoga's reading of GraphQL parameters from a query string or form (request-parser/utils.ts), with named errors. */
+/**
+ * Yoga's reading of GraphQL parameters from a query string or form (request-parser/utils.ts), with
+ * named errors, and the `documentId` of trusted documents, which Yoga's reading leaves out.
+ */
 function paramsOf(search: URLSearchParams): GraphQLParams {
   return {
     operationName: search.get('operationName') || undefined,
     query: search.get('query') || undefined,
+    documentId: search.get('documentId') || undefined,
     variables: jsonParameter(search, 'variables') as GraphQLParams['variables'],
     extensions: jsonParameter(search, 'extensions') as GraphQLParams['extensions'],
   };

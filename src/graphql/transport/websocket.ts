@@ -33,6 +33,7 @@ import {
   type GraphQLFormattedError,
   type subscribe,
 } from 'graphql';
+import type { GraphQLParams } from 'graphql-yoga';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { admitConnection } from '../../http/api-key-guard.js';
 import { API_KEY_IN_URL_MESSAGE, apiKeyInQuery, INVALID_API_KEY_MESSAGE } from '../../limits/api-key-credentials.js';
@@ -64,7 +65,7 @@ interface Enveloped {
 }
 
 export function createGraphQLWebSocket(
-  { yoga }: GraphQLServer,
+  { yoga, trusted }: GraphQLServer,
   logger: Logger,
   apiKeys: ApiKeyStore,
   trustProxyHops: number,
@@ -91,15 +92,19 @@ export function createGraphQLWebSocket(
           ctx.extra.socket.close(INVALID_API_KEY_CLOSE_CODE, INVALID_API_KEY_MESSAGE);
           return [new GraphQLError(INVALID_API_KEY_MESSAGE, { extensions: { code: 'UNAUTHENTICATED' } })];
         }
+        // A `documentId` (with an empty `query`: the protocol requires a string) names a trusted
+        // document, and a documents-only key runs nothing else (./trusted-documents.ts).
+        const params = await trusted.forSocket(payload, ctx.extra.request);
+        if (isErrorList(params)) return params;
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
           socket: ctx.extra.socket,
-          params: payload,
+          params,
         });
         let document: ReturnType<typeof parse>;
         try {
-          document = parse(payload.query);
+          document = parse(params.query ?? '');
         } catch (error) {
           if (error instanceof GraphQLError) return [error];
           throw error;
@@ -110,8 +115,8 @@ export function createGraphQLWebSocket(
         return {
           schema,
           document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
+          operationName: params.operationName,
+          variableValues: params.variables,
           contextValue: await contextFactory(),
           rootValue,
         };
@@ -146,6 +151,9 @@ export function createGraphQLWebSocket(
     },
   };
 }
+
+const isErrorList = (value: GraphQLParams | readonly GraphQLError[]): value is readonly GraphQLError[] =>
+  Array.isArray(value);
 
 /** A result as a client sees it over HTTP: no error or result keeps its `http` extension. */
 function withoutHttpExtensions(result: ExecutionResult): FormattedExecutionResult | undefined {
