@@ -123,7 +123,7 @@ describe('rule: a new onParams/onParse/onValidate hook is skipped for prepared q
    * document already had.
    */
   const CHECKED: Record<(typeof HOOKS_PREPARED_OPERATIONS_SKIP)[number], number> = {
-    onParams: 3,
+    onParams: 4,
     onParse: 6,
     onValidate: 9,
   };

@@ -9,7 +9,10 @@
  * document, the document passed validation (it executed), and the parameter hooks of this server
  * act only on `extensions` (persisted queries, ../transport/request-mistakes.ts), which a prepared
  * request does not have, or are Yoga's parameter check, which ../transport/over-http.ts applies
- * before it comes here (`checkedParams`). So such a request gets its context and is executed
+ * before it comes here (`checkedParams`), or are the trusted-documents hook, whose two decisions
+ * the transport takes itself before it asks here: a `documentId` becomes its manifest text
+ * (`trusted.asRun`), and a documents-only key's `query` is never looked up
+ * (../transport/trusted-documents.ts). So such a request gets its context and is executed
  * through the same envelop instance, with every `onContextBuilding` and `onExecute` hook (error
  * masking, operation metrics, HTTP caching, compiled execution, tracing): what Yoga's
  * `handleParams` and `processRequest` do after validation (`server.js`, `process-request.js`).
