@@ -11,6 +11,7 @@ import { DEFAULT_TEST_DATABASE_URL, DEFAULT_TEST_REDIS_URL } from './test/suppor
 const SYSTEM_SUITES = [
   // Chromium
   'test/graphiql-browser.test.ts',
+  'test/api-reference-browser.test.ts',
   'test/avatar-browser.test.ts',
   'test/live-updates-browser.test.ts',
   // PostgreSQL 15's server binaries and PgBouncer: servers of the test's own
