@@ -28,6 +28,8 @@ const SYSTEM_SUITES = [
   'test/live-updates-processes.test.ts',
   'test/edge-purge-processes.test.ts',
   'test/webhooks-processes.test.ts',
+  // examples/typescript-client: npm installs its packages, it is built and run against a server process
+  'test/typescript-client-example.test.ts',
   // Varnish with the xkey vmod
   'test/edge-cache-varnish.test.ts',
 ];
