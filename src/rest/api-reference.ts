@@ -26,7 +26,7 @@ import {
 } from '../http/static-assets.js';
 import type { Logger } from '../logging/logger.js';
 
-export const API_REFERENCE_PATH = '/api/docs';
+const API_REFERENCE_PATH = '/api/docs';
 /** The page names its assets relative to `/api/docs`, so they resolve under this path. */
 const ASSETS_PATH = `${API_REFERENCE_PATH}/`;
 const RELATIVE_ASSETS_PATH = 'docs/';
