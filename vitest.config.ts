@@ -11,6 +11,7 @@ import { DEFAULT_TEST_DATABASE_URL, DEFAULT_TEST_REDIS_URL } from './test/suppor
 const SYSTEM_SUITES = [
   // Chromium
   'test/graphiql-browser.test.ts',
+  'test/api-reference-browser.test.ts',
   'test/avatar-browser.test.ts',
   'test/live-updates-browser.test.ts',
   // PostgreSQL 15's server binaries and PgBouncer: servers of the test's own
@@ -27,6 +28,8 @@ const SYSTEM_SUITES = [
   'test/live-updates-processes.test.ts',
   'test/edge-purge-processes.test.ts',
   'test/webhooks-processes.test.ts',
+  // examples/typescript-client: npm installs its packages, it is built and run against a server process
+  'test/typescript-client-example.test.ts',
   // Varnish with the xkey vmod
   'test/edge-cache-varnish.test.ts',
 ];

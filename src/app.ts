@@ -36,6 +36,7 @@ import { startTracing, type Tracing } from './ops/tracing.js';
 import { registerWebhookMetrics } from './ops/webhook-metrics.js';
 import { createAddressPolicy } from './outbound/address-policy.js';
 import type { Resolver } from './outbound/checked-target.js';
+import { registerApiReferenceRoutes } from './rest/api-reference.js';
 import { answerUndecodableApiUrl } from './rest/fallbacks.js';
 import { registerRestRoutes } from './rest/routes.js';
 import { apiKeyFeedHandlers } from './service/api-key-feed.js';
@@ -241,6 +242,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     { cors: true },
   );
   registerGraphiQLAssetRoutes(router, logger);
+  registerApiReferenceRoutes(router, logger);
   const websocket = createGraphQLWebSocket(graphql, logger, apiKeys, config.trustProxyHops);
   const endStreams = async () => {
     live.close();

@@ -6,8 +6,9 @@
 import { css, editorWorkerService, graphqlWorker, js, jsonWorker } from '@graphql-yoga/render-graphiql/graphiql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../src/db/database.js';
-import { acceptsGzip, renderGraphiQL } from '../src/graphql/graphiql/graphiql.js';
+import { renderGraphiQL } from '../src/graphql/graphiql/graphiql.js';
 import { GRAPHIQL_EXAMPLE_QUERY } from '../src/graphql/graphiql/graphiql-example.js';
+import { acceptsGzip } from '../src/http/static-assets.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
 import { createTestDatabase, type TestDatabase } from './support/databases.js';
 

@@ -28,11 +28,20 @@ export type GraphiQLPageOptions = GraphiQLOptions & {
    * the variables last typed in any tab, and adds a second example tab when they differ.
    */
   initialVariables?: string;
+  /**
+   * The text of the page's `<title>`. Yoga's bundle draws `title` as markup in the corner of
+   * GraphiQL, where ours carries the link to the REST reference; the browser's tab shows this.
+   */
+  pageTitle?: string;
 };
+
+const PAGE_TITLE = 'Name profiles: GraphQL';
 
 // No `defaultQuery`: GraphiQL reads it only when there are no `defaultTabs`.
 const TABS: GraphiQLPageOptions = {
-  title: 'Name profiles: GraphQL',
+  pageTitle: PAGE_TITLE,
+  // Relative to /graphql, as the page's assets are, so it holds behind a path prefix too.
+  title: `${PAGE_TITLE} · <a href="api/docs">REST API reference</a>`,
   defaultTabs: GRAPHIQL_TABS,
 };
 

@@ -10,45 +10,28 @@
  * a process that never serves GraphiQL should not pay (the figures: docs/decisions.md, "GraphiQL
  * from the process, its assets loaded on first use").
  */
-import { createHash } from 'node:crypto';
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
-import type { GraphiQLOptions } from 'graphql-yoga';
-import { matchesIfNoneMatch } from '../../http/conditional.js';
-import { sendError } from '../../http/respond.js';
 import type { Router } from '../../http/router.js';
+import {
+  escapeHtml,
+  jsonForScriptElement,
+  makeAsset,
+  registerAssetRoutes,
+  type StaticAsset,
+} from '../../http/static-assets.js';
 import type { Logger } from '../../logging/logger.js';
+import type { GraphiQLPageOptions } from './graphiql-options.js';
 
 /** Where the assets are served; the page names them relative to `/graphql`, so they resolve here. */
 const GRAPHIQL_ASSETS_PATH = '/graphiql/';
 const RELATIVE_ASSETS_PATH = GRAPHIQL_ASSETS_PATH.slice(1);
 
-const IMMUTABLE = 'public, max-age=31536000, immutable';
-/** gzip is kept only when it saves at least this share of the bytes (JS and CSS save far more). */
-const MIN_GZIP_SAVING = 0.1;
-
-const gzipAsync = promisify(gzip);
-
-interface Asset {
-  /** The name under GRAPHIQL_ASSETS_PATH: base name, content hash, extension. */
-  file: string;
-  contentType: string;
-  body: Buffer;
-  /** Strong validator of the identity body; the gzipped body has its own (RFC 9110, 8.8.3). */
-  etag: string;
-  gzipEtag: string;
-  /** Made on the first request for the asset; undefined when gzip does not pay. */
-  gzipped?: Promise<Buffer | undefined>;
-}
-
 interface GraphiQLAssets {
-  byFile: Map<string, Asset>;
-  stylesheet: Asset;
-  favicon: Asset;
+  byFile: Map<string, StaticAsset>;
+  stylesheet: StaticAsset;
+  favicon: StaticAsset;
   /** Sets up Monaco's workers and renders GraphiQL once the bundle has run. */
-  start: Asset;
-  bundle: Asset;
+  start: StaticAsset;
+  bundle: StaticAsset;
 }
 
 let loading: Promise<GraphiQLAssets> | undefined;
@@ -81,32 +64,14 @@ async function loadAssets(): Promise<GraphiQLAssets> {
   return { ...assets, byFile: new Map(all.map((asset) => [asset.file, asset])) };
 }
 
-const CONTENT_TYPES = {
-  js: 'text/javascript; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-  ico: 'image/x-icon',
-} as const;
-
-function makeAsset(name: string, extension: keyof typeof CONTENT_TYPES, content: string | Buffer): Asset {
-  const body = typeof content === 'string' ? Buffer.from(content) : content;
-  const hash = createHash('sha256').update(body).digest('hex').slice(0, 16);
-  return {
-    file: `${name}.${hash}.${extension}`,
-    contentType: CONTENT_TYPES[extension],
-    body,
-    etag: `"${hash}"`,
-    gzipEtag: `"${hash}-gzip"`,
-  };
-}
-
 /** The package ships the favicon as a `data:image/x-icon;base64,…` URL. */
-function faviconAsset(dataUrl: string): Asset {
+function faviconAsset(dataUrl: string): StaticAsset {
   const match = /^data:image\/x-icon;base64,(.+)$/s.exec(dataUrl);
   if (match === null) throw new Error(`unexpected GraphiQL favicon: ${dataUrl.slice(0, 40)}…`);
   return makeAsset('favicon', 'ico', Buffer.from(match[1] ?? '', 'base64'));
 }
 
-function assetUrl(asset: Asset): string {
+function assetUrl(asset: StaticAsset): string {
   return `${RELATIVE_ASSETS_PATH}${asset.file}`;
 }
 
@@ -143,9 +108,9 @@ function startScript(workerUrls: Record<string, string>): string {
  * `graphiql` option, see graphiql-options.ts) reach the bundle unchanged, as with Yoga's own
  * page.
  */
-export async function renderGraphiQL(options: GraphiQLOptions): Promise<string> {
+export async function renderGraphiQL(options: GraphiQLPageOptions): Promise<string> {
   const assets = await graphiqlAssets();
-  const title = escapeHtml(options.title ?? 'Yoga GraphiQL');
+  const title = escapeHtml(options.pageTitle ?? options.title ?? 'Yoga GraphiQL');
   const favicon = escapeHtml(options.favicon ?? assetUrl(assets.favicon));
   return `<!doctype html>
 <html lang="en">
@@ -166,69 +131,7 @@ export async function renderGraphiQL(options: GraphiQLOptions): Promise<string> 
 `;
 }
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-}
-
-/** JSON that cannot end its <script> element early: `<` (of `</script` or `<!--`) is escaped. */
-function jsonForScriptElement(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c');
-}
-
 /** Answers `GET`/`HEAD` `/graphiql/<file>` with the asset of that name, or 404. */
 export function registerGraphiQLAssetRoutes(router: Router, logger: Logger): void {
-  router.on(['GET', 'HEAD'], `${GRAPHIQL_ASSETS_PATH}:file`, (req, res, params) => {
-    serveAsset(req, res, params.file ?? '').catch((error: unknown) => {
-      logger.error({ err: error, url: req.url }, 'GraphiQL asset failed');
-      if (!res.headersSent) sendError(req, res, 500, 'GraphiQL assets are unavailable');
-      else res.destroy();
-    });
-  });
-}
-
-async function serveAsset(req: IncomingMessage, res: ServerResponse, file: string): Promise<void> {
-  const asset = (await graphiqlAssets()).byFile.get(file);
-  if (asset === undefined) {
-    sendError(req, res, 404, 'Not found');
-    return;
-  }
-  const compressed = await gzippedBody(asset);
-  const gzipped = acceptsGzip(req.headers['accept-encoding']) ? compressed : undefined;
-  const headers: OutgoingHttpHeaders = {
-    'Content-Type': asset.contentType,
-    'Cache-Control': IMMUTABLE,
-    ETag: gzipped === undefined ? asset.etag : asset.gzipEtag,
-    'X-Content-Type-Options': 'nosniff',
-  };
-  if (compressed !== undefined) headers.Vary = 'Accept-Encoding';
-  if (matchesIfNoneMatch(req, asset.etag) || matchesIfNoneMatch(req, asset.gzipEtag)) {
-    res.writeHead(304, headers);
-    res.end();
-    return;
-  }
-  if (gzipped !== undefined) headers['Content-Encoding'] = 'gzip';
-  const body = gzipped ?? asset.body;
-  headers['Content-Length'] = body.length;
-  res.writeHead(200, headers);
-  res.end(req.method === 'HEAD' ? undefined : body);
-}
-
-function gzippedBody(asset: Asset): Promise<Buffer | undefined> {
-  asset.gzipped ??= gzipAsync(asset.body).then((compressed) =>
-    compressed.length <= asset.body.length * (1 - MIN_GZIP_SAVING) ? compressed : undefined,
-  );
-  return asset.gzipped;
-}
-
-/** True when `Accept-Encoding` admits gzip: listed (or `*`) with a non-zero q. */
-export function acceptsGzip(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  const weights = new Map<string, number>();
-  for (const entry of header.split(',')) {
-    const [coding = '', ...parameters] = entry.split(';').map((part) => part.trim().toLowerCase());
-    const q = parameters.find((parameter) => parameter.startsWith('q='));
-    weights.set(coding, q === undefined ? 1 : Number(q.slice(2)));
-  }
-  const weight = weights.get('gzip') ?? weights.get('x-gzip') ?? weights.get('*') ?? 0;
-  return weight > 0;
+  registerAssetRoutes(router, logger, GRAPHIQL_ASSETS_PATH, async () => (await graphiqlAssets()).byFile, 'GraphiQL');
 }
