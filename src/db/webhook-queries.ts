@@ -13,6 +13,13 @@
  *   row is locked while slots are counted) and one at a time per endpoint and name. A claim that
  *   expired (its process died) is given back by the next queueing pass.
  * - **Settling** (`settleDelivered`, `settleFailed`): only by the claim's holder (its token).
+ *
+ * **Lock order.** A transaction that writes events takes the rows of their endpoints first
+ * (`lockEndpoints`: several in id order), and only then touches the events. Claiming locks
+ * endpoints before events too, but skips those locked; queueing and settling wait for theirs.
+ * Without one order, a queueing pass holding an event while it waits for its endpoint and a
+ * claim holding the endpoint while it waits for the event would each wait for the other, and
+ * PostgreSQL would end one of them with a deadlock error.
  */
 import { endOfLog, type LogPosition } from './change-log.js';
 import { sql } from './drizzle.js';
@@ -66,6 +73,18 @@ async function rows<T extends Record<string, unknown>>(db: Database, statement: 
 
 const date = (value: string | Date | null): Date | null =>
   value === null ? null : value instanceof Date ? value : new Date(value);
+
+/**
+ * Locks an endpoint's row before its events are written (the lock order above); `for no key
+ * update` is what an UPDATE of the row takes anyway. Undefined when there is no such endpoint.
+ */
+async function lockEndpoint(db: Database, endpointId: string): Promise<{ failingSince: Date | null } | undefined> {
+  const [row] = await rows<{ failing_since: string | Date | null }>(
+    db,
+    sql`select failing_since from webhook_endpoints where id = ${endpointId} for no key update`,
+  );
+  return row === undefined ? undefined : { failingSince: date(row.failing_since) };
+}
 
 /** A JSON array of text, as json_agg gives it (text on postgres.js, parsed on PGlite). */
 const textList = (value: string | string[] | null): string[] =>
@@ -286,25 +305,38 @@ export interface QueuePass {
  * whose position is before them, its wanted changes become waiting events (the latest per name),
  * and its position moves to the last entry looked at. Expired claims are given back first (to
  * `waiting`, or dropped when a newer change of the name is waiting already). One process at a
- * time: a pass that finds the lock taken does nothing.
+ * time: a pass that finds the lock taken does nothing. The endpoints whose events it may write
+ * (the active ones, and those with expired claims) are locked first, in id order, and the pass
+ * writes only theirs (an endpoint enabled meanwhile waits for the next pass).
  */
 export async function queueEvents(db: Database, batch: number): Promise<QueuePass | undefined> {
   return db.transaction(async (tx) => {
     const [lock] = await rows<{ locked: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${QUEUE_LOCK}) as locked`);
     if (lock?.locked !== true) return undefined;
+    const locked = await rows<{ id: string }>(
+      tx,
+      sql`
+        select ep.id from webhook_endpoints as ep
+        where ep.status = 'active' or exists (select 1 from webhook_events s
+          where s.endpoint_id = ep.id and s.status = 'sending' and s.claimed_until < now())
+        order by ep.id
+        for no key update`,
+    );
+    if (locked.length === 0) return { queued: 0, more: false };
+    const mine = sql`${textArrayLiteral(locked.map((row) => row.id))}::text[]`;
     await tx.execute(sql`
       delete from webhook_events s
-      where s.status = 'sending' and s.claimed_until < now() and exists (
+      where s.status = 'sending' and s.claimed_until < now() and s.endpoint_id = any(${mine}) and exists (
         select 1 from webhook_events w where w.endpoint_id = s.endpoint_id and w.name = s.name and w.status = 'waiting')`);
     await tx.execute(sql`
       update webhook_events set status = 'waiting', claimed_until = null, claim = null
-      where status = 'sending' and claimed_until < now()`);
+      where status = 'sending' and claimed_until < now() and endpoint_id = any(${mine})`);
     const [row] = await rows<{ queued: number; scanned: number }>(
       tx,
       sql`
         with start as (
           select fed_commit_seq as commit_seq, fed_seq as seq from webhook_endpoints
-          where status = 'active' order by fed_commit_seq, fed_seq limit 1
+          where status = 'active' and id = any(${mine}) order by fed_commit_seq, fed_seq limit 1
         ),
         batch as (
           select c.commit_seq, e.seq, e.kind, e.name, c.committed_at
@@ -322,7 +354,7 @@ export async function queueEvents(db: Database, batch: number): Promise<QueuePas
         matched as (
           select distinct on (ep.id, b.name) ep.id as endpoint_id, b.name, b.kind, b.commit_seq, b.seq, b.committed_at
           from batch as b
-          join webhook_endpoints as ep on ep.status = 'active'
+          join webhook_endpoints as ep on ep.status = 'active' and ep.id = any(${mine})
             and (b.commit_seq, b.seq) > (ep.fed_commit_seq, ep.fed_seq)
             and (ep.events & (1 << (b.kind - 1))) <> 0
             and (not exists (select 1 from webhook_filters f where f.endpoint_id = ep.id)
@@ -343,7 +375,7 @@ export async function queueEvents(db: Database, batch: number): Promise<QueuePas
         moved as (
           update webhook_endpoints as ep set fed_commit_seq = last.commit_seq, fed_seq = last.seq
           from last
-          where ep.status = 'active' and (ep.fed_commit_seq, ep.fed_seq) < (last.commit_seq, last.seq)
+          where ep.status = 'active' and ep.id = any(${mine}) and (ep.fed_commit_seq, ep.fed_seq) < (last.commit_seq, last.seq)
           returning 1
         )
         select (select count(*)::int from queued) as queued, (select count(*)::int from batch) as scanned,
@@ -468,8 +500,11 @@ export async function settleDelivered(
   attempt: Attempt,
 ): Promise<void> {
   await db.transaction(async (tx) => {
+    const endpoint = await lockEndpoint(tx, event.endpointId);
     await tx.execute(sql`delete from webhook_events where id = ${event.id} and claim = ${token}`);
-    await tx.execute(sql`update webhook_endpoints set failing_since = null where id = ${event.endpointId}`);
+    if (endpoint !== undefined && endpoint.failingSince !== null) {
+      await tx.execute(sql`update webhook_endpoints set failing_since = null where id = ${event.endpointId}`);
+    }
     await logAttempt(tx, event, attempt);
   });
 }
@@ -497,6 +532,13 @@ export async function settleFailed(
   settlement: FailedSettlement,
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
+    // The endpoint's row first (the lock order): this update locks it.
+    const [failing] = await rows<{ since: string | Date }>(
+      tx,
+      sql`
+        update webhook_endpoints set failing_since = coalesce(failing_since, now())
+        where id = ${event.endpointId} returning failing_since as since`,
+    );
     const { retryAt } = settlement;
     // A disabled endpoint keeps the event for when it is enabled again.
     const keep = retryAt ?? (settlement.disable === null ? null : new Date());
@@ -519,12 +561,6 @@ export async function settleFailed(
           where id = ${event.id} and claim = ${token}`);
       }
     }
-    const [failing] = await rows<{ since: string | Date }>(
-      tx,
-      sql`
-        update webhook_endpoints set failing_since = coalesce(failing_since, now())
-        where id = ${event.endpointId} returning failing_since as since`,
-    );
     const since = date(failing?.since ?? null);
     const tooLong = since !== null && Date.now() - since.getTime() >= settlement.disableAfterMs;
     const reason =
@@ -546,6 +582,7 @@ export async function settleFailed(
  */
 export async function releaseClaim(db: Database, event: ClaimedEvent, token: string): Promise<void> {
   await db.transaction(async (tx) => {
+    await lockEndpoint(tx, event.endpointId);
     const [newer] = await rows<{ id: string }>(
       tx,
       sql`select id from webhook_events where endpoint_id = ${event.endpointId} and name = ${event.name} and status = 'waiting'`,
