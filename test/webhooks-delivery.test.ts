@@ -610,7 +610,7 @@ describe.runIf(databaseKinds().includes('postgres'))('the outbox’s lock order 
     expect(due).toMatchObject({ endpointId: id, name: `a@${space}`, attempt: 1 });
   });
 
-  it('a settlement waits for a queueing pass that gives back its expired claim, instead of deadlocking with it', async () => {
+  it('a settlement that ends a failing streak waits for a queueing pass that gives back its expired claim, instead of deadlocking with it', async () => {
     const space = 'locks';
     await apply(namespace(space));
     const id = await endpoint(space);
@@ -621,12 +621,14 @@ describe.runIf(databaseKinds().includes('postgres'))('the outbox’s lock order 
     );
     const x = claimed.find((event) => event.name === `x@${space}`);
     expect(claimed.map((event) => event.name).sort()).toEqual([`v@${space}`, `x@${space}`]);
-    // v changes again (a waiting event beside the one being sent); then both claims expire.
+    // v changes again (a waiting event beside the one being sent); then both claims expire. The
+    // endpoint was failing: delivering x writes its row too.
     await apply(profile(`v@${space}`, 'two'));
     await queueEvents(handle.db, 1000);
     await handle.db.execute(
       sql`update webhook_events set claimed_until = now() - interval '1 second' where endpoint_id = ${id} and status = 'sending'`,
     );
+    await handle.db.execute(sql`update webhook_endpoints set failing_since = now() where id = ${id}`);
     await holdingEvent(`v@${space}`, async (release) => {
       // The pass gives the expired claims back: it waits for v's row, the sent one.
       const queueing = watched(queueEvents(handle.db, 1000));

@@ -14,12 +14,16 @@
  *   expired (its process died) is given back by the next queueing pass.
  * - **Settling** (`settleDelivered`, `settleFailed`): only by the claim's holder (its token).
  *
- * **Lock order.** A transaction that writes events takes the rows of their endpoints first
- * (`lockEndpoints`: several in id order), and only then touches the events. Claiming locks
- * endpoints before events too, but skips those locked; queueing and settling wait for theirs.
- * Without one order, a queueing pass holding an event while it waits for its endpoint and a
- * claim holding the endpoint while it waits for the event would each wait for the other, and
- * PostgreSQL would end one of them with a deadlock error.
+ * **Lock order.** A transaction that locks an endpoint's row and writes its events locks the
+ * row first (several in id order), and only then the events: queueing (it moves the endpoints'
+ * positions), claiming (it counts the endpoint's free slots under the lock, and skips endpoints
+ * locked by others), a failed delivery's settlement and a delivered one's that ends the
+ * endpoint's failing streak (both write the endpoint). A transaction that writes one event and
+ * no endpoint (most delivered settlements, a claim given back) locks no endpoint: it waits for
+ * nothing once it holds its event, so it cannot close a cycle, and deliveries of one endpoint
+ * do not queue behind one another on its row. Without one order, a queueing pass holding an
+ * event while it waits for its endpoint and a claim holding the endpoint while it waits for the
+ * event would each wait for the other, and PostgreSQL would end one with a deadlock error.
  */
 import { endOfLog, type LogPosition } from './change-log.js';
 import { sql } from './drizzle.js';
@@ -75,15 +79,17 @@ const date = (value: string | Date | null): Date | null =>
   value === null ? null : value instanceof Date ? value : new Date(value);
 
 /**
- * Locks an endpoint's row before its events are written (the lock order above); `for no key
- * update` is what an UPDATE of the row takes anyway. Undefined when there is no such endpoint.
+ * Whether an endpoint's deliveries are failing now; with `lock`, its row is locked first (the
+ * lock order above: `for no key update`, what an UPDATE of the row takes anyway).
  */
-async function lockEndpoint(db: Database, endpointId: string): Promise<{ failingSince: Date | null } | undefined> {
-  const [row] = await rows<{ failing_since: string | Date | null }>(
+async function endpointFailing(db: Database, endpointId: string, lock: boolean): Promise<boolean> {
+  const [row] = await rows<{ failing: boolean }>(
     db,
-    sql`select failing_since from webhook_endpoints where id = ${endpointId} for no key update`,
+    lock
+      ? sql`select failing_since is not null as failing from webhook_endpoints where id = ${endpointId} for no key update`
+      : sql`select failing_since is not null as failing from webhook_endpoints where id = ${endpointId}`,
   );
-  return row === undefined ? undefined : { failingSince: date(row.failing_since) };
+  return row?.failing === true;
 }
 
 /** A JSON array of text, as json_agg gives it (text on postgres.js, parsed on PGlite). */
@@ -492,7 +498,11 @@ async function logAttempt(db: Database, event: ClaimedEvent, attempt: Attempt): 
             ${attempt.nextAttemptAt === null ? null : attempt.nextAttemptAt.toISOString()}::timestamptz)`);
 }
 
-/** The event was delivered: it goes, its endpoint is no longer failing. */
+/**
+ * The event was delivered: it goes, its endpoint is no longer failing. The endpoint's row is
+ * locked (and written) only when it was failing: a failure settled meanwhile by another delivery
+ * keeps its streak, as it came later.
+ */
 export async function settleDelivered(
   db: Database,
   event: ClaimedEvent,
@@ -500,11 +510,11 @@ export async function settleDelivered(
   attempt: Attempt,
 ): Promise<void> {
   await db.transaction(async (tx) => {
-    const endpoint = await lockEndpoint(tx, event.endpointId);
+    const failing =
+      (await endpointFailing(tx, event.endpointId, false)) && (await endpointFailing(tx, event.endpointId, true));
     await tx.execute(sql`delete from webhook_events where id = ${event.id} and claim = ${token}`);
-    if (endpoint !== undefined && endpoint.failingSince !== null) {
+    if (failing)
       await tx.execute(sql`update webhook_endpoints set failing_since = null where id = ${event.endpointId}`);
-    }
     await logAttempt(tx, event, attempt);
   });
 }
@@ -582,7 +592,6 @@ export async function settleFailed(
  */
 export async function releaseClaim(db: Database, event: ClaimedEvent, token: string): Promise<void> {
   await db.transaction(async (tx) => {
-    await lockEndpoint(tx, event.endpointId);
     const [newer] = await rows<{ id: string }>(
       tx,
       sql`select id from webhook_events where endpoint_id = ${event.endpointId} and name = ${event.name} and status = 'waiting'`,
