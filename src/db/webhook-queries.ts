@@ -419,23 +419,23 @@ export async function claimEvents(
   ttlMs: number,
 ): Promise<ClaimedEvent[]> {
   if (limit <= 0) return [];
-  return db.transaction(async (tx) => {
-    const claimed = await rows<{
-      id: string;
-      endpoint_id: string;
-      url: string;
-      name: string;
-      kind: number;
-      commit_seq: string | number;
-      seq: string | number;
-      committed_at: string | Date;
-      attempt: number;
-      secret: string;
-      previous_secret: string | null;
-      previous_secret_until: string | Date | null;
-    }>(
-      tx,
-      sql`
+  // One statement, so its own transaction: the endpoints' locks last until it has claimed.
+  const claimed = await rows<{
+    id: string;
+    endpoint_id: string;
+    url: string;
+    name: string;
+    kind: number;
+    commit_seq: string | number;
+    seq: string | number;
+    committed_at: string | Date;
+    attempt: number;
+    secret: string;
+    previous_secret: string | null;
+    previous_secret_until: string | Date | null;
+  }>(
+    db,
+    sql`
         with slots as (
           select ep.id, ep.url, ep.secret, ep.previous_secret, ep.previous_secret_until,
             ${concurrency} - (select count(*) from webhook_events s
@@ -448,15 +448,18 @@ export async function claimEvents(
           for update of ep skip locked
         ),
         candidates as (
-          select w.id, slots.free,
-            row_number() over (partition by w.endpoint_id order by w.next_attempt_at, w.commit_seq, w.seq) as rank
-          from webhook_events as w join slots on slots.id = w.endpoint_id
-          where w.status = 'waiting' and w.next_attempt_at <= now()
-            and not exists (select 1 from webhook_events s
-              where s.endpoint_id = w.endpoint_id and s.name = w.name and s.status = 'sending')
+          select w.id, row_number() over (partition by slots.id order by w.next_attempt_at, w.commit_seq, w.seq) as rank
+          from slots cross join lateral (
+            select w.id, w.next_attempt_at, w.commit_seq, w.seq from webhook_events as w
+            where w.endpoint_id = slots.id and w.status = 'waiting' and w.next_attempt_at <= now()
+              and not exists (select 1 from webhook_events s
+                where s.endpoint_id = w.endpoint_id and s.name = w.name and s.status = 'sending')
+            order by w.next_attempt_at, w.commit_seq, w.seq
+            limit greatest(slots.free, 0)
+          ) as w
         ),
         chosen as (
-          select id from candidates where rank <= free order by rank limit ${limit}
+          select id from candidates order by rank limit ${limit}
         )
         update webhook_events as w
         set status = 'sending', attempt = w.attempt + 1, claim = ${token},
@@ -465,21 +468,20 @@ export async function claimEvents(
         where w.id = chosen.id and slots.id = w.endpoint_id
         returning w.id, w.endpoint_id, slots.url, w.name, w.kind, w.commit_seq, w.seq, w.committed_at, w.attempt,
           slots.secret, slots.previous_secret, slots.previous_secret_until`,
-    );
-    return claimed.map((row) => ({
-      id: row.id,
-      endpointId: row.endpoint_id,
-      url: row.url,
-      name: row.name,
-      kind: Number(row.kind),
-      position: { commitSeq: Number(row.commit_seq), seq: Number(row.seq) },
-      committedAt: date(row.committed_at) ?? new Date(0),
-      attempt: Number(row.attempt),
-      secret: row.secret,
-      previousSecret: row.previous_secret,
-      previousSecretUntil: date(row.previous_secret_until),
-    }));
-  });
+  );
+  return claimed.map((row) => ({
+    id: row.id,
+    endpointId: row.endpoint_id,
+    url: row.url,
+    name: row.name,
+    kind: Number(row.kind),
+    position: { commitSeq: Number(row.commit_seq), seq: Number(row.seq) },
+    committedAt: date(row.committed_at) ?? new Date(0),
+    attempt: Number(row.attempt),
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: date(row.previous_secret_until),
+  }));
 }
 
 /** One attempt as the deliveries log keeps it. */
@@ -490,12 +492,14 @@ export interface Attempt {
   nextAttemptAt: Date | null;
 }
 
-async function logAttempt(db: Database, event: ClaimedEvent, attempt: Attempt): Promise<void> {
-  await db.execute(sql`
+const attemptRow = (event: ClaimedEvent, attempt: Attempt) => sql`
     insert into webhook_deliveries (endpoint_id, event_id, kind, name, attempt, status, duration_ms, error, next_attempt_at)
     values (${event.endpointId}, ${event.id}, ${event.kind}, ${event.name}, ${event.attempt}, ${attempt.status},
             ${attempt.durationMs}, ${attempt.error},
-            ${attempt.nextAttemptAt === null ? null : attempt.nextAttemptAt.toISOString()}::timestamptz)`);
+            ${attempt.nextAttemptAt === null ? null : attempt.nextAttemptAt.toISOString()}::timestamptz)`;
+
+async function logAttempt(db: Database, event: ClaimedEvent, attempt: Attempt): Promise<void> {
+  await db.execute(attemptRow(event, attempt));
 }
 
 /**
@@ -509,9 +513,15 @@ export async function settleDelivered(
   token: string,
   attempt: Attempt,
 ): Promise<void> {
+  if (!(await endpointFailing(db, event.endpointId, false))) {
+    // The event and its attempt in one statement, so its own transaction.
+    await db.execute(sql`
+      with gone as (delete from webhook_events where id = ${event.id} and claim = ${token})
+      ${attemptRow(event, attempt)}`);
+    return;
+  }
   await db.transaction(async (tx) => {
-    const failing =
-      (await endpointFailing(tx, event.endpointId, false)) && (await endpointFailing(tx, event.endpointId, true));
+    const failing = await endpointFailing(tx, event.endpointId, true);
     await tx.execute(sql`delete from webhook_events where id = ${event.id} and claim = ${token}`);
     if (failing)
       await tx.execute(sql`update webhook_endpoints set failing_since = null where id = ${event.endpointId}`);
