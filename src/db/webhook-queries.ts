@@ -419,33 +419,45 @@ export async function claimEvents(
   ttlMs: number,
 ): Promise<ClaimedEvent[]> {
   if (limit <= 0) return [];
-  // One statement, so its own transaction: the endpoints' locks last until it has claimed.
-  const claimed = await rows<{
-    id: string;
-    endpoint_id: string;
-    url: string;
-    name: string;
-    kind: number;
-    commit_seq: string | number;
-    seq: string | number;
-    committed_at: string | Date;
-    attempt: number;
-    secret: string;
-    previous_secret: string | null;
-    previous_secret_until: string | Date | null;
-  }>(
-    db,
-    sql`
+  // The endpoints are locked by one statement and their slots counted by the next: a statement's
+  // snapshot is taken when it starts, so one that counted under a lock it waited for (another
+  // process's claim committing meanwhile) would count that claim's events as free slots.
+  const claimed = await db.transaction(async (tx) => {
+    const locked = await rows<{ id: string }>(
+      tx,
+      sql`
+        select ep.id from webhook_endpoints as ep
+        where ep.status = 'active'
+          and exists (select 1 from api_keys k where k.id = ep.api_key_id and k.revoked_at is null)
+          and exists (select 1 from webhook_events w
+            where w.endpoint_id = ep.id and w.status = 'waiting' and w.next_attempt_at <= now())
+        order by ep.id
+        for update skip locked`,
+    );
+    if (locked.length === 0) return [];
+    const mine = sql`${textArrayLiteral(locked.map((row) => row.id))}::text[]`;
+    return rows<{
+      id: string;
+      endpoint_id: string;
+      url: string;
+      name: string;
+      kind: number;
+      commit_seq: string | number;
+      seq: string | number;
+      committed_at: string | Date;
+      attempt: number;
+      secret: string;
+      previous_secret: string | null;
+      previous_secret_until: string | Date | null;
+    }>(
+      tx,
+      sql`
         with slots as (
           select ep.id, ep.url, ep.secret, ep.previous_secret, ep.previous_secret_until,
             ${concurrency} - (select count(*) from webhook_events s
               where s.endpoint_id = ep.id and s.status = 'sending' and s.claimed_until > now()) as free
           from webhook_endpoints as ep
-          where ep.status = 'active'
-            and exists (select 1 from api_keys k where k.id = ep.api_key_id and k.revoked_at is null)
-            and exists (select 1 from webhook_events w
-              where w.endpoint_id = ep.id and w.status = 'waiting' and w.next_attempt_at <= now())
-          for update of ep skip locked
+          where ep.id = any(${mine})
         ),
         candidates as (
           select w.id, row_number() over (partition by slots.id order by w.next_attempt_at, w.commit_seq, w.seq) as rank
@@ -465,10 +477,11 @@ export async function claimEvents(
         set status = 'sending', attempt = w.attempt + 1, claim = ${token},
           claimed_until = now() + ${ttlMs} * interval '1 millisecond'
         from chosen, slots
-        where w.id = chosen.id and slots.id = w.endpoint_id
+        where w.id = chosen.id and slots.id = w.endpoint_id and w.status = 'waiting'
         returning w.id, w.endpoint_id, slots.url, w.name, w.kind, w.commit_seq, w.seq, w.committed_at, w.attempt,
           slots.secret, slots.previous_secret, slots.previous_secret_until`,
-  );
+    );
+  });
   return claimed.map((row) => ({
     id: row.id,
     endpointId: row.endpoint_id,
