@@ -27,6 +27,7 @@ describe('bench/README.md', () => {
       'import',
       'soak',
       'outage',
+      'webhooks',
     ]);
     for (const table of tables) {
       expect(table.rows.length, table.name).toBeGreaterThan(0);

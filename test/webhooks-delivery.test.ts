@@ -6,17 +6,27 @@
  * failures disabling, redirects not followed, time-outs and closed sockets, a slow endpoint that
  * delays no other, the bound on requests in flight, secret rotation (two signatures), secrets
  * encrypted at rest, and replay. Endpoints are made through the query module here; the REST API
- * has its own suite (webhooks-api).
+ * has its own suite (webhooks-api). On PostgreSQL, the lock order of the outbox's transactions:
+ * a queueing pass held halfway does not deadlock a claim or a settlement of another process.
  */
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
+import postgres from 'postgres';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, type ProfileEvent } from '../examples/webhook-receiver.js';
 import { importLines } from '../src/data/importer.js';
 import type { DatabaseHandle } from '../src/db/database.js';
 import { sql } from '../src/db/drizzle.js';
-import { insertEndpoint, listDeliveries, rotateSecret, setEndpointStatus } from '../src/db/webhook-queries.js';
+import {
+  claimEvents,
+  insertEndpoint,
+  listDeliveries,
+  queueEvents,
+  rotateSecret,
+  setEndpointStatus,
+  settleDelivered,
+} from '../src/db/webhook-queries.js';
 import { newSecret, SecretStore } from '../src/webhooks/secrets.js';
 import { createKey, type TestKey } from './support/api-keys.js';
 import { startTestServer, type TestServer } from './support/app-server.js';
@@ -488,3 +498,165 @@ function reverify(target: WebhookReceiver, index: number): boolean {
     }
   });
 }
+
+describe.runIf(databaseKinds().includes('postgres'))('the outbox’s lock order on PostgreSQL', () => {
+  let testDb: TestDatabase;
+  let handle: DatabaseHandle;
+  /** A connection of the test's own, outside the handle's pool: it holds a row to pause a pass. */
+  let holder: postgres.Sql;
+  let key: TestKey;
+  let made = 0;
+
+  beforeAll(async () => {
+    testDb = await createTestDatabase('postgres');
+    handle = await testDb.open();
+    holder = postgres(testDb.url ?? '', { max: 2, onnotice: () => {} });
+    key = await createKey(handle);
+  });
+  afterAll(async () => {
+    await holder?.end();
+    await handle?.close();
+    await testDb?.drop();
+  });
+
+  const apply = async (...lines: object[]) => expect((await importLines(handle.db, ndjson(...lines))).ok).toBe(true);
+
+  /** An endpoint following namespace `space`, made at the current end of the change log. */
+  async function endpoint(space: string): Promise<string> {
+    made += 1;
+    const id = `wh_lock${made}`;
+    const created = await insertEndpoint(
+      handle.db,
+      {
+        id,
+        apiKeyId: key.id,
+        url: 'http://127.0.0.1:9/hook',
+        events: 7,
+        description: null,
+        secret: new SecretStore(undefined).seal(newSecret(), id),
+        names: [],
+        namespaces: [space],
+      },
+      100,
+    );
+    expect(created).not.toBe('too-many');
+    return id;
+  }
+
+  /** The statements (their beginnings) of this database's other sessions that wait for a lock now. */
+  const waitingForLocks = async () =>
+    (
+      await holder`
+        select query from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`
+    ).map((row) => String(row.query).trim());
+
+  /** Runs `work` while the holder's transaction holds the event row of `eventName`, and gives it up at `release`'s word. */
+  async function holdingEvent(eventName: string, work: (release: () => Promise<void>) => Promise<void>) {
+    const held = await holder.reserve();
+    try {
+      await held`begin`;
+      const [row] = await held`select id from webhook_events where name = ${eventName} for update`;
+      expect(row).toBeDefined();
+      await work(async () => {
+        await held`commit`;
+      });
+    } finally {
+      held.release();
+    }
+  }
+
+  /** A promise's outcome, seen without awaiting it. */
+  function watched<T>(promise: Promise<T>) {
+    const state: { settled: boolean } = { settled: false };
+    const result = promise.finally(() => {
+      state.settled = true;
+    });
+    result.catch(() => {});
+    return { result, state };
+  }
+
+  it('a claim passes over an endpoint whose events a queueing pass is writing, instead of deadlocking with it', async () => {
+    const space = 'lockq';
+    await apply(namespace(space));
+    const id = await endpoint(space);
+    await apply(profile(`a@${space}`, 'one'), profile(`b@${space}`, 'one'));
+    expect((await queueEvents(handle.db, 1000))?.queued).toBe(2);
+    // b waits for a retry, a is due; both names change again.
+    await handle.db.execute(
+      sql`update webhook_events set next_attempt_at = now() + interval '1 hour' where name = ${`b@${space}`}`,
+    );
+    await apply(profile(`a@${space}`, 'two'), profile(`b@${space}`, 'two'));
+    await holdingEvent(`b@${space}`, async (release) => {
+      // The pass replaces a's waiting event, then waits for b's row.
+      const queueing = watched(queueEvents(handle.db, 1000));
+      await eventually(
+        async () => (await waitingForLocks()).some((query) => query.startsWith('with start as')),
+        'the queueing pass waiting for the held event',
+      );
+      // Meanwhile another process claims: a is due.
+      const claiming = watched(claimEvents(handle.db, 'other process', 10, 10, 60_000));
+      await eventually(
+        async () => claiming.state.settled || (await waitingForLocks()).length >= 2,
+        'the claim done or waiting',
+      );
+      await release();
+      const [queued, claimed] = await Promise.allSettled([queueing.result, claiming.result]);
+      expect(queued).toMatchObject({ status: 'fulfilled', value: { queued: 2 } });
+      // The endpoint was the pass's: the claim took nothing of it.
+      expect(claimed).toEqual({ status: 'fulfilled', value: [] });
+    });
+    const [due] = await claimEvents(handle.db, 'this process', 10, 10, 60_000);
+    expect(due).toMatchObject({ endpointId: id, name: `a@${space}`, attempt: 1 });
+  });
+
+  it('a settlement that ends a failing streak waits for a queueing pass that gives back its expired claim, instead of deadlocking with it', async () => {
+    const space = 'locks';
+    await apply(namespace(space));
+    const id = await endpoint(space);
+    await apply(profile(`x@${space}`, 'one'), profile(`v@${space}`, 'one'));
+    await queueEvents(handle.db, 1000);
+    const claimed = (await claimEvents(handle.db, 'slow process', 10, 10, 60_000)).filter(
+      (event) => event.endpointId === id,
+    );
+    const x = claimed.find((event) => event.name === `x@${space}`);
+    expect(claimed.map((event) => event.name).sort()).toEqual([`v@${space}`, `x@${space}`]);
+    // v changes again (a waiting event beside the one being sent); then both claims expire. The
+    // endpoint was failing: delivering x writes its row too.
+    await apply(profile(`v@${space}`, 'two'));
+    await queueEvents(handle.db, 1000);
+    await handle.db.execute(
+      sql`update webhook_events set claimed_until = now() - interval '1 second' where endpoint_id = ${id} and status = 'sending'`,
+    );
+    await handle.db.execute(sql`update webhook_endpoints set failing_since = now() where id = ${id}`);
+    await holdingEvent(`v@${space}`, async (release) => {
+      // The pass gives the expired claims back: it waits for v's row, the sent one.
+      const queueing = watched(queueEvents(handle.db, 1000));
+      await eventually(
+        async () => (await waitingForLocks()).some((query) => query.includes('delete from webhook_events s')),
+        'the queueing pass waiting for the held event',
+      );
+      // The slow process's delivery of x ends now.
+      if (x === undefined) throw new Error('x was not claimed');
+      const settling = watched(
+        settleDelivered(handle.db, x, 'slow process', { status: 204, durationMs: 1, error: null, nextAttemptAt: null }),
+      );
+      await eventually(
+        async () => settling.state.settled || (await waitingForLocks()).length >= 2,
+        'the settlement done or waiting',
+      );
+      await release();
+      const outcomes = await Promise.allSettled([queueing.result, settling.result]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled']);
+    });
+    // The claim had expired and was given back first: x waits to be delivered again (at least once).
+    const rows = await handle.db.execute(
+      sql`select name, status from webhook_events where endpoint_id = ${id} order by name`,
+    );
+    const events = (Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows) as Array<Record<string, string>>;
+    expect(events.map((event) => `${event.name} ${event.status}`)).toEqual([
+      `v@${space} waiting`,
+      `x@${space} waiting`,
+    ]);
+  });
+});

@@ -305,6 +305,12 @@ export const webhookEvents = pgTable(
     uniqueIndex('webhook_events_waiting_unique').on(t.endpointId, t.name).where(sql`${t.status} = 'waiting'`),
     index('webhook_events_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'waiting'`),
     index('webhook_events_endpoint_name_idx').on(t.endpointId, t.name),
+    // A claim counts an endpoint's events being sent, and takes its next due ones in change
+    // order: both read a few rows however many wait.
+    index('webhook_events_sending_idx').on(t.endpointId, t.name).where(sql`${t.status} = 'sending'`),
+    index('webhook_events_next_due_idx')
+      .on(t.endpointId, t.nextAttemptAt, t.commitSeq, t.seq)
+      .where(sql`${t.status} = 'waiting'`),
     check('webhook_events_status_known', sql`${t.status} in ('waiting', 'sending')`),
   ],
 );

@@ -13,6 +13,17 @@
  *   row is locked while slots are counted) and one at a time per endpoint and name. A claim that
  *   expired (its process died) is given back by the next queueing pass.
  * - **Settling** (`settleDelivered`, `settleFailed`): only by the claim's holder (its token).
+ *
+ * **Lock order.** A transaction that locks an endpoint's row and writes its events locks the
+ * row first (several in id order), and only then the events: queueing (it moves the endpoints'
+ * positions), claiming (it counts the endpoint's free slots under the lock, and skips endpoints
+ * locked by others), a failed delivery's settlement and a delivered one's that ends the
+ * endpoint's failing streak (both write the endpoint). A transaction that writes one event and
+ * no endpoint (most delivered settlements, a claim given back) locks no endpoint: it waits for
+ * nothing once it holds its event, so it cannot close a cycle, and deliveries of one endpoint
+ * do not queue behind one another on its row. Without one order, a queueing pass holding an
+ * event while it waits for its endpoint and a claim holding the endpoint while it waits for the
+ * event would each wait for the other, and PostgreSQL would end one with a deadlock error.
  */
 import { endOfLog, type LogPosition } from './change-log.js';
 import { sql } from './drizzle.js';
@@ -66,6 +77,20 @@ async function rows<T extends Record<string, unknown>>(db: Database, statement: 
 
 const date = (value: string | Date | null): Date | null =>
   value === null ? null : value instanceof Date ? value : new Date(value);
+
+/**
+ * Whether an endpoint's deliveries are failing now; with `lock`, its row is locked first (the
+ * lock order above: `for no key update`, what an UPDATE of the row takes anyway).
+ */
+async function endpointFailing(db: Database, endpointId: string, lock: boolean): Promise<boolean> {
+  const [row] = await rows<{ failing: boolean }>(
+    db,
+    lock
+      ? sql`select failing_since is not null as failing from webhook_endpoints where id = ${endpointId} for no key update`
+      : sql`select failing_since is not null as failing from webhook_endpoints where id = ${endpointId}`,
+  );
+  return row?.failing === true;
+}
 
 /** A JSON array of text, as json_agg gives it (text on postgres.js, parsed on PGlite). */
 const textList = (value: string | string[] | null): string[] =>
@@ -286,25 +311,38 @@ export interface QueuePass {
  * whose position is before them, its wanted changes become waiting events (the latest per name),
  * and its position moves to the last entry looked at. Expired claims are given back first (to
  * `waiting`, or dropped when a newer change of the name is waiting already). One process at a
- * time: a pass that finds the lock taken does nothing.
+ * time: a pass that finds the lock taken does nothing. The endpoints whose events it may write
+ * (the active ones, and those with expired claims) are locked first, in id order, and the pass
+ * writes only theirs (an endpoint enabled meanwhile waits for the next pass).
  */
 export async function queueEvents(db: Database, batch: number): Promise<QueuePass | undefined> {
   return db.transaction(async (tx) => {
     const [lock] = await rows<{ locked: boolean }>(tx, sql`select pg_try_advisory_xact_lock(${QUEUE_LOCK}) as locked`);
     if (lock?.locked !== true) return undefined;
+    const locked = await rows<{ id: string }>(
+      tx,
+      sql`
+        select ep.id from webhook_endpoints as ep
+        where ep.status = 'active' or exists (select 1 from webhook_events s
+          where s.endpoint_id = ep.id and s.status = 'sending' and s.claimed_until < now())
+        order by ep.id
+        for no key update`,
+    );
+    if (locked.length === 0) return { queued: 0, more: false };
+    const mine = sql`${textArrayLiteral(locked.map((row) => row.id))}::text[]`;
     await tx.execute(sql`
       delete from webhook_events s
-      where s.status = 'sending' and s.claimed_until < now() and exists (
+      where s.status = 'sending' and s.claimed_until < now() and s.endpoint_id = any(${mine}) and exists (
         select 1 from webhook_events w where w.endpoint_id = s.endpoint_id and w.name = s.name and w.status = 'waiting')`);
     await tx.execute(sql`
       update webhook_events set status = 'waiting', claimed_until = null, claim = null
-      where status = 'sending' and claimed_until < now()`);
+      where status = 'sending' and claimed_until < now() and endpoint_id = any(${mine})`);
     const [row] = await rows<{ queued: number; scanned: number }>(
       tx,
       sql`
         with start as (
           select fed_commit_seq as commit_seq, fed_seq as seq from webhook_endpoints
-          where status = 'active' order by fed_commit_seq, fed_seq limit 1
+          where status = 'active' and id = any(${mine}) order by fed_commit_seq, fed_seq limit 1
         ),
         batch as (
           select c.commit_seq, e.seq, e.kind, e.name, c.committed_at
@@ -322,7 +360,7 @@ export async function queueEvents(db: Database, batch: number): Promise<QueuePas
         matched as (
           select distinct on (ep.id, b.name) ep.id as endpoint_id, b.name, b.kind, b.commit_seq, b.seq, b.committed_at
           from batch as b
-          join webhook_endpoints as ep on ep.status = 'active'
+          join webhook_endpoints as ep on ep.status = 'active' and ep.id = any(${mine})
             and (b.commit_seq, b.seq) > (ep.fed_commit_seq, ep.fed_seq)
             and (ep.events & (1 << (b.kind - 1))) <> 0
             and (not exists (select 1 from webhook_filters f where f.endpoint_id = ep.id)
@@ -343,7 +381,7 @@ export async function queueEvents(db: Database, batch: number): Promise<QueuePas
         moved as (
           update webhook_endpoints as ep set fed_commit_seq = last.commit_seq, fed_seq = last.seq
           from last
-          where ep.status = 'active' and (ep.fed_commit_seq, ep.fed_seq) < (last.commit_seq, last.seq)
+          where ep.status = 'active' and ep.id = any(${mine}) and (ep.fed_commit_seq, ep.fed_seq) < (last.commit_seq, last.seq)
           returning 1
         )
         select (select count(*)::int from queued) as queued, (select count(*)::int from batch) as scanned,
@@ -381,8 +419,24 @@ export async function claimEvents(
   ttlMs: number,
 ): Promise<ClaimedEvent[]> {
   if (limit <= 0) return [];
-  return db.transaction(async (tx) => {
-    const claimed = await rows<{
+  // The endpoints are locked by one statement and their slots counted by the next: a statement's
+  // snapshot is taken when it starts, so one that counted under a lock it waited for (another
+  // process's claim committing meanwhile) would count that claim's events as free slots.
+  const claimed = await db.transaction(async (tx) => {
+    const locked = await rows<{ id: string }>(
+      tx,
+      sql`
+        select ep.id from webhook_endpoints as ep
+        where ep.status = 'active'
+          and exists (select 1 from api_keys k where k.id = ep.api_key_id and k.revoked_at is null)
+          and exists (select 1 from webhook_events w
+            where w.endpoint_id = ep.id and w.status = 'waiting' and w.next_attempt_at <= now())
+        order by ep.id
+        for update skip locked`,
+    );
+    if (locked.length === 0) return [];
+    const mine = sql`${textArrayLiteral(locked.map((row) => row.id))}::text[]`;
+    return rows<{
       id: string;
       endpoint_id: string;
       url: string;
@@ -403,45 +457,44 @@ export async function claimEvents(
             ${concurrency} - (select count(*) from webhook_events s
               where s.endpoint_id = ep.id and s.status = 'sending' and s.claimed_until > now()) as free
           from webhook_endpoints as ep
-          where ep.status = 'active'
-            and exists (select 1 from api_keys k where k.id = ep.api_key_id and k.revoked_at is null)
-            and exists (select 1 from webhook_events w
-              where w.endpoint_id = ep.id and w.status = 'waiting' and w.next_attempt_at <= now())
-          for update of ep skip locked
+          where ep.id = any(${mine})
         ),
         candidates as (
-          select w.id, slots.free,
-            row_number() over (partition by w.endpoint_id order by w.next_attempt_at, w.commit_seq, w.seq) as rank
-          from webhook_events as w join slots on slots.id = w.endpoint_id
-          where w.status = 'waiting' and w.next_attempt_at <= now()
-            and not exists (select 1 from webhook_events s
-              where s.endpoint_id = w.endpoint_id and s.name = w.name and s.status = 'sending')
+          select w.id, row_number() over (partition by slots.id order by w.next_attempt_at, w.commit_seq, w.seq) as rank
+          from slots cross join lateral (
+            select w.id, w.next_attempt_at, w.commit_seq, w.seq from webhook_events as w
+            where w.endpoint_id = slots.id and w.status = 'waiting' and w.next_attempt_at <= now()
+              and not exists (select 1 from webhook_events s
+                where s.endpoint_id = w.endpoint_id and s.name = w.name and s.status = 'sending')
+            order by w.next_attempt_at, w.commit_seq, w.seq
+            limit greatest(slots.free, 0)
+          ) as w
         ),
         chosen as (
-          select id from candidates where rank <= free order by rank limit ${limit}
+          select id from candidates order by rank limit ${limit}
         )
         update webhook_events as w
         set status = 'sending', attempt = w.attempt + 1, claim = ${token},
           claimed_until = now() + ${ttlMs} * interval '1 millisecond'
         from chosen, slots
-        where w.id = chosen.id and slots.id = w.endpoint_id
+        where w.id = chosen.id and slots.id = w.endpoint_id and w.status = 'waiting'
         returning w.id, w.endpoint_id, slots.url, w.name, w.kind, w.commit_seq, w.seq, w.committed_at, w.attempt,
           slots.secret, slots.previous_secret, slots.previous_secret_until`,
     );
-    return claimed.map((row) => ({
-      id: row.id,
-      endpointId: row.endpoint_id,
-      url: row.url,
-      name: row.name,
-      kind: Number(row.kind),
-      position: { commitSeq: Number(row.commit_seq), seq: Number(row.seq) },
-      committedAt: date(row.committed_at) ?? new Date(0),
-      attempt: Number(row.attempt),
-      secret: row.secret,
-      previousSecret: row.previous_secret,
-      previousSecretUntil: date(row.previous_secret_until),
-    }));
   });
+  return claimed.map((row) => ({
+    id: row.id,
+    endpointId: row.endpoint_id,
+    url: row.url,
+    name: row.name,
+    kind: Number(row.kind),
+    position: { commitSeq: Number(row.commit_seq), seq: Number(row.seq) },
+    committedAt: date(row.committed_at) ?? new Date(0),
+    attempt: Number(row.attempt),
+    secret: row.secret,
+    previousSecret: row.previous_secret,
+    previousSecretUntil: date(row.previous_secret_until),
+  }));
 }
 
 /** One attempt as the deliveries log keeps it. */
@@ -452,24 +505,39 @@ export interface Attempt {
   nextAttemptAt: Date | null;
 }
 
-async function logAttempt(db: Database, event: ClaimedEvent, attempt: Attempt): Promise<void> {
-  await db.execute(sql`
+const attemptRow = (event: ClaimedEvent, attempt: Attempt) => sql`
     insert into webhook_deliveries (endpoint_id, event_id, kind, name, attempt, status, duration_ms, error, next_attempt_at)
     values (${event.endpointId}, ${event.id}, ${event.kind}, ${event.name}, ${event.attempt}, ${attempt.status},
             ${attempt.durationMs}, ${attempt.error},
-            ${attempt.nextAttemptAt === null ? null : attempt.nextAttemptAt.toISOString()}::timestamptz)`);
+            ${attempt.nextAttemptAt === null ? null : attempt.nextAttemptAt.toISOString()}::timestamptz)`;
+
+async function logAttempt(db: Database, event: ClaimedEvent, attempt: Attempt): Promise<void> {
+  await db.execute(attemptRow(event, attempt));
 }
 
-/** The event was delivered: it goes, its endpoint is no longer failing. */
+/**
+ * The event was delivered: it goes, its endpoint is no longer failing. The endpoint's row is
+ * locked (and written) only when it was failing: a failure settled meanwhile by another delivery
+ * keeps its streak, as it came later.
+ */
 export async function settleDelivered(
   db: Database,
   event: ClaimedEvent,
   token: string,
   attempt: Attempt,
 ): Promise<void> {
+  if (!(await endpointFailing(db, event.endpointId, false))) {
+    // The event and its attempt in one statement, so its own transaction.
+    await db.execute(sql`
+      with gone as (delete from webhook_events where id = ${event.id} and claim = ${token})
+      ${attemptRow(event, attempt)}`);
+    return;
+  }
   await db.transaction(async (tx) => {
+    const failing = await endpointFailing(tx, event.endpointId, true);
     await tx.execute(sql`delete from webhook_events where id = ${event.id} and claim = ${token}`);
-    await tx.execute(sql`update webhook_endpoints set failing_since = null where id = ${event.endpointId}`);
+    if (failing)
+      await tx.execute(sql`update webhook_endpoints set failing_since = null where id = ${event.endpointId}`);
     await logAttempt(tx, event, attempt);
   });
 }
@@ -497,6 +565,13 @@ export async function settleFailed(
   settlement: FailedSettlement,
 ): Promise<boolean> {
   return db.transaction(async (tx) => {
+    // The endpoint's row first (the lock order): this update locks it.
+    const [failing] = await rows<{ since: string | Date }>(
+      tx,
+      sql`
+        update webhook_endpoints set failing_since = coalesce(failing_since, now())
+        where id = ${event.endpointId} returning failing_since as since`,
+    );
     const { retryAt } = settlement;
     // A disabled endpoint keeps the event for when it is enabled again.
     const keep = retryAt ?? (settlement.disable === null ? null : new Date());
@@ -519,12 +594,6 @@ export async function settleFailed(
           where id = ${event.id} and claim = ${token}`);
       }
     }
-    const [failing] = await rows<{ since: string | Date }>(
-      tx,
-      sql`
-        update webhook_endpoints set failing_since = coalesce(failing_since, now())
-        where id = ${event.endpointId} returning failing_since as since`,
-    );
     const since = date(failing?.since ?? null);
     const tooLong = since !== null && Date.now() - since.getTime() >= settlement.disableAfterMs;
     const reason =

@@ -3,7 +3,9 @@
  * share the work through the database (src/db/webhook-queries.ts): a pass queues what the change
  * log has for each endpoint (one process at a time), then claims due events up to this process's
  * free slots and delivers them. A pass runs when a change is heard, when a delivery ends, when the
- * next retry is due, and at least every POLL_MS while there are active endpoints.
+ * next retry is due, and at least every POLL_MS while there are active endpoints. A delivered
+ * event only frees a slot: the pass it starts claims without queueing or counting (the change
+ * log has nothing new for it), so one endpoint's slots are filled again at the pace of a claim.
  *
  * Isolation: an endpoint has at most WEBHOOK_CONCURRENCY requests in flight across processes, and
  * claims are made per endpoint, so a slow or dead endpoint holds its own slots and no queue of
@@ -106,6 +108,8 @@ export class WebhookDispatcher {
   #currentPass: Promise<void> | undefined;
   #running = false;
   #again = false;
+  /** Whether the next pass queues (a change, a poll, a retry due) or only claims (a slot freed). */
+  #queueNext = true;
   #closed = false;
   #timer: NodeJS.Timeout | undefined;
   #poll: NodeJS.Timeout | undefined;
@@ -126,10 +130,14 @@ export class WebhookDispatcher {
     this.wake();
   }
 
-  /** Something may be due now: a change, a new or enabled endpoint, a replay. */
-  wake(endpointsChanged = false): void {
+  /**
+   * Something may be due now: a change, a new or enabled endpoint, a replay; with `queue` false,
+   * only a slot freed by a delivered event.
+   */
+  wake(endpointsChanged = false, queue = true): void {
     if (this.#closed) return;
     if (endpointsChanged) this.#lastLook = Number.NEGATIVE_INFINITY;
+    if (queue) this.#queueNext = true;
     if (this.#running) {
       this.#again = true;
       return;
@@ -166,8 +174,10 @@ export class WebhookDispatcher {
     try {
       do {
         this.#again = false;
-        if (!(await this.#anyEndpoint())) return;
-        for (let pass = 0; pass < 20; pass += 1) {
+        const queue = this.#queueNext;
+        this.#queueNext = false;
+        if (queue && !(await this.#anyEndpoint())) return;
+        for (let pass = 0; queue && pass < 20; pass += 1) {
           const queued = await queueEvents(this.#deps.db, QUEUE_BATCH);
           if (queued === undefined || !queued.more) break;
         }
@@ -180,6 +190,7 @@ export class WebhookDispatcher {
           ttl,
         );
         for (const event of claimed) this.#start(event);
+        if (!queue) continue;
         await this.#scheduleNextDue();
         await this.#pruneNow();
         this.#waiting = await waitingEvents(this.#deps.db);
@@ -236,10 +247,12 @@ export class WebhookDispatcher {
           { endpoint: event.endpointId, event: event.id, reason: describeFailure(error) },
           'webhooks: a delivery could not be settled; its claim will expire',
         );
+        return false;
       })
-      .finally(() => {
+      .then((gone) => {
         this.#inFlight.delete(event.id);
-        this.wake();
+        // A retry to schedule, an endpoint disabled: a whole pass.
+        this.wake(false, !gone);
       });
     this.#inFlight.set(event.id, { controller, done });
   }
@@ -266,7 +279,8 @@ export class WebhookDispatcher {
     return previousValid ? [current, secrets.open(event.previousSecret ?? '', event.endpointId)] : [current];
   }
 
-  async #deliver(event: ClaimedEvent, signal: AbortSignal): Promise<void> {
+  /** Delivers and settles; true when the event is gone (delivered, or superseded). */
+  async #deliver(event: ClaimedEvent, signal: AbortSignal): Promise<boolean> {
     const { db, config, observer } = this.#deps;
     const started = performance.now();
     const body = await this.#body(event);
@@ -278,7 +292,7 @@ export class WebhookDispatcher {
         nextAttemptAt: null,
       });
       observer?.delivered('superseded', 0);
-      return;
+      return true;
     }
     let result: PostResult;
     try {
@@ -290,7 +304,7 @@ export class WebhookDispatcher {
     }
     if (signal.aborted && this.#closed) {
       await this.#giveBack(event);
-      return;
+      return false;
     }
     const durationMs = Math.round(performance.now() - started);
     const seconds = durationMs / 1000;
@@ -302,7 +316,7 @@ export class WebhookDispatcher {
         nextAttemptAt: null,
       });
       observer?.delivered('delivered', seconds);
-      return;
+      return true;
     }
     const gone = result.status === 410;
     const honoured =
@@ -320,6 +334,7 @@ export class WebhookDispatcher {
     observer?.delivered(disabled ? 'disabled' : retryAt === null ? 'failed' : 'retrying', seconds);
     if (disabled)
       this.#deps.logger.warn({ endpoint: event.endpointId, status: result.status }, 'webhook endpoint disabled');
+    return false;
   }
 
   /** An event abandoned at shutdown waits again at once, its attempt not counted. */

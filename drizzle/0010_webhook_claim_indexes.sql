@@ -1,0 +1,2 @@
+CREATE INDEX "webhook_events_sending_idx" ON "webhook_events" USING btree ("endpoint_id","name") WHERE "webhook_events"."status" = 'sending';--> statement-breakpoint
+CREATE INDEX "webhook_events_next_due_idx" ON "webhook_events" USING btree ("endpoint_id","next_attempt_at","commit_seq","seq") WHERE "webhook_events"."status" = 'waiting';
