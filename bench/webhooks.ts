@@ -36,7 +36,7 @@ import { importLines } from '../src/data/importer.js';
 import { insertApiKey } from '../src/db/api-key-queries.js';
 import { type DatabaseHandle, openDatabase } from '../src/db/database.js';
 import { insertEndpoint } from '../src/db/webhook-queries.js';
-import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-keys.js';
+import { generateApiKey, generateApiKeyId, hashApiKey } from '../src/limits/api-key-credentials.js';
 import { newSecret, SecretStore } from '../src/webhooks/secrets.js';
 import {
   benchCommandLine,
