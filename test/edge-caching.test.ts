@@ -22,6 +22,11 @@ import { eventually } from './support/eventually.js';
 import { type FakePurgeEndpoint, startFakePurgeEndpoint } from './support/fake-purge-endpoint.js';
 
 const silent = createLogger('silent', { pretty: false });
+/**
+ * A purge is promised within a second of its commit; the tests allow a loaded machine more and
+ * check what load cannot blur: the purge is sent at once, not with the settling purge after it.
+ */
+const PURGE_BOUND_MS = 5000;
 
 function decode(body: Buffer, coding: string | null): string {
   switch (coding) {
@@ -301,7 +306,7 @@ describe('the purger', () => {
     made.changed({ kind: 'names', names: ['new@x'] }, committedAt);
     for (const cache of [endpoint, other]) {
       const purge = await cache.waitFor((request) => request.tags.includes('p:new%40x'));
-      expect(purge.at - committedAt).toBeLessThan(1000);
+      expect(purge.at - committedAt).toBeLessThan(PURGE_BOUND_MS);
       expect(purge.tags).toEqual(expect.arrayContaining(['ns:x', 'search', 'wallets']));
     }
     // The second purge of the same tags, after the settling time.
@@ -476,8 +481,10 @@ describe.each(databaseKinds())('an App with CACHE_PURGE_URLS on %s', (kind) => {
     const purge = await endpoint.waitFor(
       (request) => endpoint.requests.indexOf(request) >= start && request.tags.includes('p:fresh%40edge'),
     );
-    expect(purge.at - committed).toBeLessThan(1000);
+    expect(purge.at - committed).toBeLessThan(PURGE_BOUND_MS);
     expect(purge.tags).toEqual(expect.arrayContaining(['ns:edge', 'search']));
+    // That one was sent at once: the settling purge of the same tags comes after it.
+    await endpoint.waitFor((request) => request.at > purge.at && request.tags.includes('p:fresh%40edge'));
     const metrics = await (await get('/metrics')).text();
     expect(metrics).toMatch(/^edge_purges_sent_total\{cache="[^"]+"\} [1-9]/m);
     expect(metrics).toMatch(/^edge_commit_to_purge_seconds_count [1-9]/m);

@@ -51,3 +51,30 @@ export async function eventually<T>(
     await pause(everyMs);
   }
 }
+
+/**
+ * Checks a promise of the form "a change is seen within `boundMs`" in a way load cannot break:
+ * what the service promises is that a request it receives `boundMs` after the change answers with
+ * the change, and a request cannot reach the service before the client sent it. So requests are
+ * sent one after another from `since` on, and every one *sent* at least `boundMs` after `since`
+ * must be `seen`; however slowly each answer comes back, a late answer does not fail the check,
+ * and a request sent late that still misses the change does. Resolves with the first time, from
+ * `since`, a request was sent whose answer showed the change.
+ */
+export async function expectSeenFrom(
+  since: number,
+  boundMs: number,
+  request: () => Promise<boolean>,
+  what: string,
+): Promise<number> {
+  let firstSeenSentAfter: number | undefined;
+  for (;;) {
+    const sentAfter = Date.now() - since;
+    const seen = await request();
+    if (seen && firstSeenSentAfter === undefined) firstSeenSentAfter = sentAfter;
+    if (sentAfter >= boundMs) {
+      if (!seen) throw new Error(`${what}: a request sent ${sentAfter} ms after the change did not show it`);
+      return firstSeenSentAfter ?? sentAfter;
+    }
+  }
+}
