@@ -40,9 +40,12 @@ const ENV = {
   PROFILE_LIMIT: '0',
   WEBHOOK_PRIVATE_ORIGINS: '127.0.0.1/32',
   WEBHOOK_RETRY_SCHEDULE: '100ms,200ms,300ms',
-  WEBHOOK_TIMEOUT_MS: '1000',
+  // A request the tests hold is answered by the test: never timed out by a loaded machine.
+  WEBHOOK_TIMEOUT_MS: '60000',
   WEBHOOK_CONCURRENCY: '3',
 };
+/** The time-out test's own: silence is given up on soon. */
+const SHORT_TIMEOUT = { WEBHOOK_TIMEOUT_MS: '1000' };
 
 const namespace = (name: string) => ({ kind: 'namespace', name, ownerEmail: `owner@${name}.example` });
 const profile = (name: string, description: string) => ({
@@ -309,32 +312,46 @@ describe.each(databaseKinds())('webhook deliveries on %s', (kind) => {
     expect(delivered.sort()).toEqual([`ada@${space} two`, `bob@${space} one`]);
   });
 
+  /** Runs `test` with the suite's server replaced by one with `env` (the only one delivering). */
+  async function withServer(env: Record<string, string>, test: (own: TestServer) => Promise<void>): Promise<void> {
+    await server.close();
+    const own = await startTestServer(handle, { ...ENV, ...env });
+    try {
+      await test(own);
+    } finally {
+      await own.close();
+      server = await startTestServer(handle, ENV);
+    }
+  }
+
   it('never follows a redirect, gives up on silence at WEBHOOK_TIMEOUT_MS, and retries after a closed socket', async () => {
     await newSpace();
-    const target = await receiver();
-    const hook = await endpoint(target.url);
-    target.secrets.push(hook.secret);
-    target.answer((_request, index) =>
-      index === 0
-        ? { status: 302, headers: { Location: '/elsewhere' } }
-        : index === 1
-          ? 'hold'
-          : index === 2
-            ? 'close'
-            : { status: 204 },
-    );
-    await apply(profile(`ada@${space}`, 'one'));
-    await eventually(() => target.requests.length === 4, 'four attempts');
-    expect(target.requests.map((request) => request.path)).toEqual(['/hook', '/hook', '/hook', '/hook']);
-    await eventually(async () => (await listDeliveries(handle.db, hook.id, 10)).length === 4, 'four attempts logged');
-    const log = (await listDeliveries(handle.db, hook.id, 10)).reverse();
-    expect(log.map((attempt) => [attempt.status, attempt.error])).toEqual([
-      [302, 'redirect (302) not followed'],
-      [null, 'timeout'],
-      [null, expect.stringMatching(/connection reset|socket hang up/)],
-      [204, null],
-    ]);
-    expect(log[1]?.durationMs).toBeGreaterThanOrEqual(1000);
+    await withServer(SHORT_TIMEOUT, async (own) => {
+      const target = await receiver();
+      const hook = await endpoint(target.url, {}, plain, own);
+      target.secrets.push(hook.secret);
+      target.answer((_request, index) =>
+        index === 0
+          ? { status: 302, headers: { Location: '/elsewhere' } }
+          : index === 1
+            ? 'hold'
+            : index === 2
+              ? 'close'
+              : { status: 204 },
+      );
+      await apply(profile(`ada@${space}`, 'one'));
+      await eventually(() => target.requests.length === 4, 'four attempts');
+      expect(target.requests.map((request) => request.path)).toEqual(['/hook', '/hook', '/hook', '/hook']);
+      await eventually(async () => (await listDeliveries(handle.db, hook.id, 10)).length === 4, 'four attempts logged');
+      const log = (await listDeliveries(handle.db, hook.id, 10)).reverse();
+      expect(log.map((attempt) => [attempt.status, attempt.error])).toEqual([
+        [302, 'redirect (302) not followed'],
+        [null, 'timeout'],
+        [null, expect.stringMatching(/connection reset|socket hang up/)],
+        [204, null],
+      ]);
+      expect(log[1]?.durationMs).toBeGreaterThanOrEqual(1000);
+    });
   });
 
   it('keeps delivering to others while one endpoint never answers, and holds at most WEBHOOK_CONCURRENCY requests to it', async () => {

@@ -410,6 +410,14 @@ export interface ClaimedEvent {
  * Claims due events for `ttlMs` under `token`: at most `limit`, at most `concurrency` in flight
  * per endpoint (counting every process's unexpired claims), never a second of the same endpoint
  * and name while one is being delivered, never for a disabled endpoint or a revoked key's.
+ *
+ * Nor an event whose name changed again after the endpoint's position (a change not queued
+ * yet): a delivery sends the profile as it is now, so that event would send the newer state, and
+ * the newer change, queued next as an event of its own, would send it a second time. This is
+ * what an endpoint enabled again meets (its position stopped while it was disabled, its kept
+ * events did not: a pass that queued before the enable and claims after it), and what a change
+ * committed between a pass's queueing and its claim meets. The next queueing pass replaces the
+ * event with the newer change, or moves the position past a change the endpoint does not want.
  */
 export async function claimEvents(
   db: Database,
@@ -453,7 +461,7 @@ export async function claimEvents(
       tx,
       sql`
         with slots as (
-          select ep.id, ep.url, ep.secret, ep.previous_secret, ep.previous_secret_until,
+          select ep.id, ep.url, ep.secret, ep.previous_secret, ep.previous_secret_until, ep.fed_commit_seq, ep.fed_seq,
             ${concurrency} - (select count(*) from webhook_events s
               where s.endpoint_id = ep.id and s.status = 'sending' and s.claimed_until > now()) as free
           from webhook_endpoints as ep
@@ -466,6 +474,8 @@ export async function claimEvents(
             where w.endpoint_id = slots.id and w.status = 'waiting' and w.next_attempt_at <= now()
               and not exists (select 1 from webhook_events s
                 where s.endpoint_id = w.endpoint_id and s.name = w.name and s.status = 'sending')
+              and not exists (select 1 from change_log as e join change_log_commits as c on c.xid = e.xid
+                where e.name = w.name and (c.commit_seq, e.seq) > (slots.fed_commit_seq, slots.fed_seq))
             order by w.next_attempt_at, w.commit_seq, w.seq
             limit greatest(slots.free, 0)
           ) as w

@@ -29,7 +29,7 @@ export interface TestDatabase {
   /** Environment variables that point a child process (server, CLI) at this database. */
   env: Record<string, string>;
   /** Opens a handle (migrated); PGlite allows one open handle at a time per folder. */
-  open(options?: Pick<DatabaseOptions, 'logger'>): Promise<DatabaseHandle>;
+  open(options?: Pick<DatabaseOptions, 'logger' | 'readTimeoutMs'>): Promise<DatabaseHandle>;
   /** Removes the database and its files. */
   drop(): Promise<void>;
 }
