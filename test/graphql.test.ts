@@ -395,7 +395,7 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
         expect(profile.name1).toEqual({ value: `Bulk ${index}` });
       });
       // The issue allows 3; profiles come with their records in a single statement.
-      expect(sql.statements).toHaveLength(1);
+      expect(sql.ofRequests()).toHaveLength(1);
       expect(sql.touching('records')).toHaveLength(1);
     });
 
@@ -409,7 +409,7 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
       );
       expect(body.errors).toBeUndefined();
       expect(body.data?.profile).toEqual({ name: 'demo@me', level: 2 });
-      expect(sql.statements).toHaveLength(1);
+      expect(sql.ofRequests()).toHaveLength(1);
     });
 
     it('loads differently written forms of one name once', async () => {
@@ -418,7 +418,7 @@ describe.each(databaseKinds())('GraphQL on %s', (kind) => {
         `{ a: profile(name: "Demo@ME") { name } b: profile(name: "demo@me") { name } c: profiles(names: ["DEMO@me"]) { name } }`,
       );
       expect(body.data).toEqual({ a: { name: 'demo@me' }, b: { name: 'demo@me' }, c: [{ name: 'demo@me' }] });
-      expect(sql.statements).toHaveLength(1);
+      expect(sql.ofRequests()).toHaveLength(1);
     });
   });
 

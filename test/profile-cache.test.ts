@@ -191,11 +191,11 @@ describe.skipIf(GRAPHQL_PATH_RERUN).each(databaseKinds())('the service with the 
       statements.reset();
       const first = await service.lookupProfile(request(), 'Demo@ME');
       const missing = await service.lookupProfile(request(), 'nobody@me');
-      expect(statements.statements).toHaveLength(2);
+      expect(statements.ofRequests()).toHaveLength(2);
 
       const again = await service.lookupProfile(request(), 'demo@me');
       const stillMissing = await service.lookupProfile(request(), 'nobody@me');
-      expect(statements.statements).toHaveLength(2);
+      expect(statements.ofRequests()).toHaveLength(2);
       expect(again.value).toBe(first.value);
       expect(missing.value).toBeNull();
       expect(stillMissing.value).toBeNull();

@@ -92,7 +92,7 @@ describe.each(databaseKinds())('batch lookup on %s', (kind) => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as { profiles: Record<string, unknown> };
     expect(Object.keys(body.profiles)).toEqual(names);
-    expect(statements.statements).toHaveLength(1);
+    expect(statements.ofRequests()).toHaveLength(1);
   });
 
   it('sends the profile Cache-Control and a strong ETag on GET, and 304 for a matching If-None-Match', async () => {
