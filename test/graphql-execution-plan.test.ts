@@ -5,18 +5,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import {
-  buildSchema,
-  type GraphQLField,
-  type GraphQLSchema,
-  getNamedType,
-  isInputObjectType,
-  isInterfaceType,
-  isObjectType,
-  isScalarType,
-  isSpecifiedScalarType,
-  parse,
-} from 'graphql';
+import { buildSchema, type GraphQLField, type GraphQLSchema, isInterfaceType, isObjectType, parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
@@ -30,6 +19,7 @@ import {
   HOOKS_PREPARED_OPERATIONS_SKIP,
 } from '../src/graphql/execution/execution-plan.js';
 import { PROFILE_FIELDS, profileAnswers } from '../src/graphql/execution/profile-answers.js';
+import { customInputScalars } from '../src/graphql/execution/validation-by-shape.js';
 import { schema } from '../src/graphql/schema/schema.js';
 import { createGraphQLServer, type GraphQLServerDeps } from '../src/graphql/yoga.js';
 import { createLogger } from '../src/logging/logger.js';
@@ -319,28 +309,6 @@ describe('rule: Profile stays immutable', () => {
 });
 
 describe('rule: no custom scalar in an input position', () => {
-  /** Every argument and input field whose type is a scalar not built into GraphQL. */
-  function customInputScalars(graphqlSchema: GraphQLSchema): string[] {
-    const found: string[] = [];
-    const check = (where: string, type: Parameters<typeof getNamedType>[0]) => {
-      const named = getNamedType(type);
-      if (isScalarType(named) && !isSpecifiedScalarType(named)) found.push(`${where}: ${named.name}`);
-    };
-    for (const directive of graphqlSchema.getDirectives()) {
-      for (const arg of directive.args) check(`@${directive.name}(${arg.name})`, arg.type);
-    }
-    for (const type of Object.values(graphqlSchema.getTypeMap())) {
-      if (isInputObjectType(type)) {
-        for (const field of Object.values(type.getFields())) check(`${type.name}.${field.name}`, field.type);
-      } else if (isObjectType(type) || isInterfaceType(type)) {
-        for (const field of Object.values(type.getFields())) {
-          for (const arg of field.args) check(`${type.name}.${field.name}(${arg.name})`, arg.type);
-        }
-      }
-    }
-    return found;
-  }
-
   it("the service's schema has none (validation and compilation by shape rely on it)", () => {
     expect(customInputScalars(schema)).toEqual([]);
   });

@@ -16,7 +16,6 @@
  * in full. The shape itself is computed in ./document-shape.ts.
  */
 import {
-  type GraphQLArgument,
   type GraphQLInputType,
   type GraphQLSchema,
   getNamedType,
@@ -56,20 +55,27 @@ export function validationByShape(schema: GraphQLSchema, maxBytes = SHAPE_CACHE_
 
 /** Whether every scalar a literal can be given to is built in (its verdict ignores content). */
 export function stringLiteralsAreContentFree(schema: GraphQLSchema): boolean {
-  const inputTypes: GraphQLInputType[] = [];
-  const addArguments = (args: readonly GraphQLArgument[]) => {
-    for (const arg of args) inputTypes.push(arg.type);
+  return customInputScalars(schema).length === 0;
+}
+
+/** Every argument and input field whose type is a scalar not built into GraphQL, as `where: Scalar`. */
+export function customInputScalars(schema: GraphQLSchema): string[] {
+  const found: string[] = [];
+  const check = (where: string, type: GraphQLInputType) => {
+    const named = getNamedType(type);
+    if (isScalarType(named) && !isSpecifiedScalarType(named)) found.push(`${where}: ${named.name}`);
   };
-  for (const directive of schema.getDirectives()) addArguments(directive.args);
+  for (const directive of schema.getDirectives()) {
+    for (const arg of directive.args) check(`@${directive.name}(${arg.name})`, arg.type);
+  }
   for (const type of Object.values(schema.getTypeMap())) {
     if (isInputObjectType(type)) {
-      for (const field of Object.values(type.getFields())) inputTypes.push(field.type);
+      for (const field of Object.values(type.getFields())) check(`${type.name}.${field.name}`, field.type);
     } else if (isObjectType(type) || isInterfaceType(type)) {
-      for (const field of Object.values(type.getFields())) addArguments(field.args);
+      for (const field of Object.values(type.getFields())) {
+        for (const arg of field.args) check(`${type.name}.${field.name}(${arg.name})`, arg.type);
+      }
     }
   }
-  return inputTypes.every((type) => {
-    const named = getNamedType(type);
-    return !isScalarType(named) || isSpecifiedScalarType(named);
-  });
+  return found;
 }
