@@ -79,6 +79,15 @@ describe('the REST reference page', () => {
     expect((await get(`${server.url}/api/docs/scalar.0000000000000000.js`)).status).toBe(404);
   });
 
+  it('sends the address typed with a trailing slash to the page, where its relative asset links resolve', async () => {
+    const response = await fetch(`${server.url}/api/docs/`, { redirect: 'manual' });
+    expect(response.status).toBe(308);
+    expect(response.headers.get('location')).toBe('/api/docs');
+    const followed = await fetch(`${server.url}/api/docs/`);
+    expect(followed.url).toBe(`${server.url}/api/docs`);
+    expect(followed.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  });
+
   it('is no path of the OpenAPI document', async () => {
     const document = (await (await get(`${server.url}/api/openapi.json`)).json()) as { paths: object };
     expect(Object.keys(document.paths).some((path) => path.startsWith('/api/docs'))).toBe(false);

@@ -187,7 +187,7 @@ function pageHtml(assets: PageAssets): string {
 `;
 }
 
-/** `GET`/`HEAD` `/api/docs`: the page; `/api/docs/<file>`: its assets. */
+/** `GET`/`HEAD` `/api/docs`: the page (`/api/docs/` redirects to it); `/api/docs/<file>`: its assets. */
 export function registerApiReferenceRoutes(router: Router, logger: Logger): void {
   router.on(['GET', 'HEAD'], API_REFERENCE_PATH, (req, res) => {
     referenceAssets()
@@ -197,6 +197,12 @@ export function registerApiReferenceRoutes(router: Router, logger: Logger): void
         if (!res.headersSent) sendError(req, res, 500, 'The REST reference is unavailable');
         else res.destroy();
       });
+  });
+  // The page names its assets relative to `/api/docs`; from `/api/docs/` they would resolve one
+  // folder too deep, so the address people type with a slash is sent to the page's own.
+  router.on(['GET', 'HEAD'], ASSETS_PATH, (_req, res) => {
+    res.writeHead(308, { Location: API_REFERENCE_PATH, 'Content-Length': 0 });
+    res.end();
   });
   registerAssetRoutes(router, logger, ASSETS_PATH, async () => (await referenceAssets()).byFile, 'REST reference');
 }
