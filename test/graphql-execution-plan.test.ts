@@ -12,12 +12,14 @@ import { loadConfig } from '../src/config/config.js';
 import { EdgeCaching } from '../src/edge/edge-caching.js';
 import { compiledExecutionByShape, type ShapePlan } from '../src/graphql/execution/compiled-by-shape.js';
 import { createDocumentCaches } from '../src/graphql/execution/document-cache.js';
+import { MAX_TOKENS } from '../src/graphql/execution/graphql-armor.js';
 import {
   type ExecutionPath,
   type ExecutionPlan,
   executionPlan,
   HOOKS_PREPARED_OPERATIONS_SKIP,
 } from '../src/graphql/execution/execution-plan.js';
+import { MAX_NESTING } from '../src/graphql/execution/nesting-limit.js';
 import { PROFILE_FIELDS, profileAnswers } from '../src/graphql/execution/profile-answers.js';
 import { customInputScalars } from '../src/graphql/execution/validation-by-shape.js';
 import { schema } from '../src/graphql/schema/schema.js';
@@ -184,6 +186,25 @@ describe('rule: a new onParams/onParse/onValidate hook is skipped for prepared q
       expect(parses - before).toBe(5);
       expect(server.app.graphql.prepared.find({ query })).toBeUndefined();
     });
+  });
+});
+
+describe('rule: plugin order in yoga.ts', () => {
+  /** A document nested one level deeper than allowed, with more tokens than graphql-armor's parser lets through. */
+  const deepAndLong = `${'{ a '.repeat(MAX_NESTING + 1)}${' b'.repeat(MAX_TOKENS)}${' }'.repeat(MAX_NESTING + 1)}`;
+
+  it("the nesting check wraps the limits' parser, so it refuses a deep document before any parsing", async () => {
+    const response = await serverWith([]).yoga.fetch('http://127.0.0.1/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify({ query: deepAndLong }),
+    });
+    const answer = (await response.json()) as { errors: { message: string }[] };
+    // Were the limits after the nesting check, their token-counting parser would run first and
+    // refuse the tokens; graphql-js would recurse into the nesting whenever a limit is raised.
+    expect(answer.errors.map((error) => error.message)).toEqual([
+      `Syntax Error: brackets nest more than ${MAX_NESTING} levels deep.`,
+    ]);
   });
 });
 
