@@ -315,7 +315,7 @@ const msUntil = async (what: string, condition: () => Promise<boolean>, withinMs
   return performance.now() - started;
 };
 
-describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed on PostgreSQL', () => {
+describe.skipIf(!databaseKinds().includes('postgres'))('the change feed on PostgreSQL', () => {
   let testDb: TestDatabase;
   let writer: DatabaseHandle;
   let admin: postgres.Sql;

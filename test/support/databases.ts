@@ -14,8 +14,14 @@ import { copyOfTemplate, type PgliteTemplate } from './pglite-templates.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
-/** The kinds of database this test run covers: PGlite always, PostgreSQL when configured. */
+/**
+ * The kinds of database this test run covers: PGlite always, PostgreSQL when configured. The
+ * second run of the GraphQL suites (TEST_GRAPHQL_HTTP_PATH=yoga, vitest.config.ts) compares two
+ * HTTP paths above the same service and database layers, which the first run covers on both
+ * kinds; it runs on PGlite alone.
+ */
 export function databaseKinds(): DatabaseKind[] {
+  if (process.env.TEST_GRAPHQL_HTTP_PATH === 'yoga') return ['pglite'];
   return process.env.TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
 }
 
