@@ -112,6 +112,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: suites start servers and databases of their own, so a few files at a time.
     maxWorkers: 2,
+    // With TEST_CPU_LOG=<file>: one line per test file with its wall and CPU time (docs/testing.md).
+    setupFiles: ['test/support/cpu-per-file.ts'],
     projects: [
       {
         extends: true,
