@@ -116,6 +116,20 @@ describe.skipIf(!onPostgres)('a transaction whose backend is terminated', () => 
     await expect(failed).rejects.toThrow('the body gave up');
     expect(await rows(database.handle.db, sql`select * from lost_connection_probe`)).toEqual([]);
   });
+
+  it('fails at once, and rolls back, when the body’s own output fails with a socket error (an export piped to head)', async () => {
+    await database.handle.db.execute(sql`create table if not exists lost_connection_probe (n int)`);
+    const closedPipe = Object.assign(new Error('write EPIPE'), { code: 'EPIPE', syscall: 'write' });
+    const started = performance.now();
+    const failed = database.handle.db.transaction(async (tx) => {
+      await tx.execute(sql`insert into lost_connection_probe values (2)`);
+      throw closedPipe;
+    });
+    await expect(failed).rejects.toBe(closedPipe);
+    // Taken for a lost connection, the failure would wait for a close that never comes (10 s).
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(await rows(database.handle.db, sql`select * from lost_connection_probe where n = 2`)).toEqual([]);
+  });
 });
 
 /**

@@ -20,7 +20,9 @@
  *
  * - once the transaction's connection is known to be gone (a statement failed with a
  *   lost-connection error, or `begin()` itself failed, which postgres.js does as soon as the
- *   connection closes), statements of that transaction are refused before they reach the driver;
+ *   connection closes), statements of that transaction are refused before they reach the driver
+ *   (a socket error of the body's own work, such as EPIPE from a closed output pipe, says nothing
+ *   about the connection);
  * - when the body fails once the connection is gone (because of that, or because its caller
  *   gave up when `begin()` failed and closed what the body reads), it does not hand that
  *   failure back to postgres.js (which would send the ROLLBACK) but waits for `begin()` to fail
@@ -39,25 +41,28 @@ import type postgres from 'postgres';
 /** How long a failed transaction waits for its lost connection to close. */
 const CLOSE_WAIT_MS = 10_000;
 
-/** Error codes of postgres.js and Node for a connection that is gone or going. */
-const LOST_CONNECTION_CODES = new Set([
-  'CONNECTION_CLOSED',
-  'CONNECTION_DESTROYED',
-  'CONNECTION_ENDED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-]);
+/** Error codes only postgres.js gives, for a connection that is gone or going. */
+const DRIVER_LOST_CODES = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED']);
 
 /**
- * Whether `error` means the connection it came from is closed or about to close. Drizzle wraps
- * driver errors, so the whole cause chain counts.
+ * Node's codes for a socket that failed. They mean the transaction's connection is lost only
+ * when one of its statements failed with them: a body's own work fails with the same codes (an
+ * export whose reader closed the pipe gets EPIPE), and taking that for a lost connection would
+ * hold the failure for `closeWaitMs` on a connection that is fine.
  */
-function isLostConnection(error: unknown): boolean {
+const SOCKET_LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+/**
+ * Whether `error` means the connection it came from is closed or about to close; `fromStatement`:
+ * it is the failure of one of the transaction's statements. Drizzle wraps driver errors, so the
+ * whole cause chain counts.
+ */
+function isLostConnection(error: unknown, fromStatement: boolean): boolean {
   let current = error;
   for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth += 1) {
     const { code, severity, cause } = current as { code?: unknown; severity?: unknown; cause?: unknown };
-    if (typeof code === 'string' && LOST_CONNECTION_CODES.has(code)) return true;
+    if (typeof code === 'string' && DRIVER_LOST_CODES.has(code)) return true;
+    if (fromStatement && typeof code === 'string' && SOCKET_LOST_CODES.has(code)) return true;
     // PostgreSQL ends the session after any FATAL or PANIC error (57P01 admin_shutdown, ...).
     if (severity === 'FATAL' || severity === 'PANIC') return true;
     current = cause;
@@ -91,7 +96,7 @@ export function containLostTransactions(client: postgres.Sql, closeWaitMs = CLOS
         // As postgres.js itself does: an array of queries runs as a pipeline.
         return await (Array.isArray(result) ? Promise.all(result) : result);
       } catch (error) {
-        if (isLostConnection(error)) state.lost ??= error;
+        if (isLostConnection(error, false)) state.lost ??= error;
         // Any failure once the connection is gone (the caller may have closed its input
         // because begin() failed, say) must not reach postgres.js either.
         if (state.lost === undefined && !state.settled) throw error;
@@ -138,7 +143,7 @@ function refuseStatementsOnceLost(tx: postgres.TransactionSql, state: Transactio
         state.lost !== undefined || state.settled
           ? Promise.reject(state.lost ?? new Error('the transaction has ended'))
           : start(undefined, (error: unknown) => {
-              if (isLostConnection(error)) state.lost ??= error;
+              if (isLostConnection(error, true)) state.lost ??= error;
               throw error;
             });
       return outcome;
