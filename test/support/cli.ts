@@ -54,8 +54,10 @@ export interface RunningCli {
 
 export interface CliOptions {
   env?: Record<string, string>;
-  /** Written to the command's standard input, which is then closed. */
+  /** Written to the command's standard input, which is then closed (unless `holdInput`). */
   input?: string | Buffer;
+  /** Leave standard input open after `input`, for the caller to write more and end (child.stdin). */
+  holdInput?: boolean;
   /** Leave standard output to the caller (child.stdout) instead of collecting it. */
   rawStdout?: boolean;
 }
@@ -89,7 +91,8 @@ export function startCli(command: CommandName, args: readonly string[], options:
     for (const watcher of watchers) watcher();
   });
   child.stdin?.on('error', () => {}); // a command that exits before reading all of it
-  child.stdin?.end(options.input);
+  if (!options.holdInput) child.stdin?.end(options.input);
+  else if (options.input !== undefined) child.stdin?.write(options.input);
   const done = new Promise<CliResult>((resolve) => {
     child.once('close', (code, signal) => {
       running.delete(child);
@@ -145,7 +148,7 @@ export function runCli(command: CommandName, args: readonly string[], options: C
 export async function runInProcess(
   command: CommandName,
   args: readonly string[],
-  options: Omit<CliOptions, 'rawStdout'> = {},
+  options: Omit<CliOptions, 'rawStdout' | 'holdInput'> = {},
 ): Promise<CliResult> {
   const stdout = collector();
   const stderr = collector();
