@@ -98,6 +98,22 @@ describe('the execution plan: which path answers an operation', () => {
   });
 });
 
+describe('the execution plan before parsing: which requests the transport leaves to Yoga because they may stream', () => {
+  const plan = planFor(schema);
+
+  it('says a text with the word subscription, or a persisted query known by its hash alone, may stream', () => {
+    expect(plan.mayStream({ query: 'subscription { profileChanges(names: ["a@b"]) { name } }' })).toBe(true);
+    expect(plan.mayStream({ query: 'query { profile(name: "subscription@me") { name } }' })).toBe(true);
+    expect(plan.mayStream({ query: null })).toBe(true);
+    expect(plan.mayStream({})).toBe(true);
+  });
+
+  it('says any other text may not', () => {
+    expect(plan.mayStream({ query: 'query { profile(name: "alice@acme") { name } }' })).toBe(false);
+    expect(plan.mayStream({ query: '{ subscriptions: profile(name: "a@b") { name } }' })).toBe(false);
+  });
+});
+
 describe('src/graphql/execution/README.md', () => {
   it('maps every file of execution/', () => {
     const folder = new URL('../src/graphql/execution/', import.meta.url);

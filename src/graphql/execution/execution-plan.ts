@@ -4,7 +4,7 @@
  * that says, for an operation (a document and an operation name), which of them may answer it.
  * ../yoga.ts gives each path's plugin only the operations of its path (`onlyOnPath`), and
  * ./prepared-operations.ts asks `preparesQueries` before it lets the transport skip parsing and
- * validation. The map of the paths, with their caches, bounds, fallbacks, rules and tests, is
+ * validation; the transport asks `mayStream` before it parses anything. The map of the paths, with their caches, bounds, fallbacks, rules and tests, is
  * ./README.md.
  *
  * The paths, tried in this order:
@@ -52,6 +52,13 @@ export interface ExecutionPlan {
    * would be skipped (./prepared-operations.ts).
    */
   readonly preparesQueries: boolean;
+  /**
+   * Before anything is parsed (the transport's question, ../transport/over-http.ts): whether the
+   * answer to a request with this `query` may be a stream, so that only Yoga's handler may write
+   * it. True for a text with the word `subscription` anywhere (a cheap superset of the documents
+   * with a subscription operation) and for a hash-only persisted query, whose text is not known yet.
+   */
+  mayStream(params: { readonly query?: string | null }): boolean;
 }
 
 export interface ExecutionPlanParts {
@@ -101,8 +108,11 @@ export function executionPlan({ schema, answers, byShape, extraPlugins }: Execut
       return byShapeAllowed?.takes(document, operationName) === true ? COMPILED_BY_SHAPE : COMPILED;
     },
     preparesQueries: !extraPlugins.some(hasHookPreparedOperationsSkip),
+    mayStream: ({ query }) => query == null || SUBSCRIPTION_WORD.test(query),
   };
 }
+
+const SUBSCRIPTION_WORD = /\bsubscription\b/;
 
 /** Whether `plugin` has a hook that prepared operations would skip. */
 function hasHookPreparedOperationsSkip(plugin: Plugin): boolean {

@@ -24,9 +24,10 @@
  *   charsets than UTF-8 (Yoga's body plugin decodes or refuses them);
  * - batches (a JSON array), bodies that are not JSON objects, parameters Yoga refuses (unknown
  *   keys, wrong types, variables that are not JSON): Yoga writes its own 400s;
- * - documents that may stream (the word `subscription` in the text) and hash-only persisted
- *   queries, when `Accept` admits a stream type, since their answer may be a stream — unless the
- *   text is of a query that ran here before (../execution/prepared-operations.ts), which does not;
+ * - documents that may stream (the execution plan's `mayStream`: the word `subscription` in the
+ *   text, and hash-only persisted queries), when `Accept` admits a stream type, since their answer
+ *   may be a stream — unless the text is of a query that ran here before
+ *   (../execution/prepared-operations.ts), which does not;
  * - anything the engine refuses before executing (a persisted query not found, or whose hash
  *   does not match): Yoga runs the parameters again and writes the error.
  * A body already read is handed over as `req.body`, which Yoga's adapter takes instead of the
@@ -87,7 +88,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
   const answer = resultWriter(server);
   // Read once: each read through Yoga's adapter (a Proxy) makes a new bound function.
   const getResultForParams = yoga.getResultForParams;
-  const { prepared, trusted } = server;
+  const { prepared, trusted, plan } = server;
   const bodyLimit = options.bodyLimitBytes ?? MAX_REQUEST_BODY_BYTES;
   const waitUntil = waitUntilOf(logger);
 
@@ -103,7 +104,7 @@ export function graphqlRoute(server: GraphQLServer, options: GraphQLRouteOptions
     const preparable = asRun !== params || params.query == null || !trusted.documentsOnly(req);
     // A prepared document is a query that ran (./prepared-operations.ts): its answer is no stream.
     const document = preparable ? prepared.find(asRun) : undefined;
-    if (document === undefined && mayStream(req.headers.accept) && mightStream(asRun)) {
+    if (document === undefined && mayStream(req.headers.accept) && plan.mayStream(asRun)) {
       handOver(req, res, 'may stream', body);
       return;
     }
@@ -230,10 +231,6 @@ function checkedParams(params: unknown): GraphQLParams | undefined {
 }
 
 /** Whether the answer to these parameters could be a stream (a subscription, or a document not seen). */
-function mightStream(params: GraphQLParams): boolean {
-  return params.query == null || /\bsubscription\b/.test(params.query);
-}
-
 /**
  * What the engine's plugins see of the request: its method, URL and headers, read from the Node
  * request without building a Fetch `Request` (that is most of the adapter's cost). The plugins of
