@@ -12,13 +12,13 @@ import { loadConfig } from '../src/config/config.js';
 import { EdgeCaching } from '../src/edge/edge-caching.js';
 import { compiledExecutionByShape, type ShapePlan } from '../src/graphql/execution/compiled-by-shape.js';
 import { createDocumentCaches } from '../src/graphql/execution/document-cache.js';
-import { MAX_TOKENS } from '../src/graphql/execution/graphql-armor.js';
 import {
   type ExecutionPath,
   type ExecutionPlan,
   executionPlan,
   HOOKS_PREPARED_OPERATIONS_SKIP,
 } from '../src/graphql/execution/execution-plan.js';
+import { MAX_TOKENS } from '../src/graphql/execution/graphql-armor.js';
 import { MAX_NESTING } from '../src/graphql/execution/nesting-limit.js';
 import { PROFILE_FIELDS, profileAnswers } from '../src/graphql/execution/profile-answers.js';
 import { customInputScalars } from '../src/graphql/execution/validation-by-shape.js';
